@@ -1,0 +1,1 @@
+"""Persistence: DuckDB for metadata, an fsspec object store for artifacts."""

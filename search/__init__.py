@@ -1,0 +1,1 @@
+"""Search graph views, selection policies and termination rules: pure algorithms, no I/O."""
