@@ -1,0 +1,159 @@
+"""The correctness protocol (DESIGN §4), split so the reference's outputs never share a process with
+the candidate.
+
+``run_candidate`` executes in a child that loads untrusted code: it builds inputs from seeds, runs the
+candidate twice per case (the second time on fresh inputs), and applies the dynamic checks. It returns
+only the candidate's outputs. ``judge`` executes later, in a separate child that never imports the
+candidate: it rebuilds the same inputs from the same seeds, runs the reference and compares.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from evaluators.candidate import CandidateError, build_pair, flatten_outputs, load_candidate_class
+from evaluators.guard import ForwardGuard
+from evaluators.result import CaseResult
+from evaluators.spec import Case, OperatorSpec
+
+FRESH_SEED_OFFSET = 7919
+
+
+class Rejected(Exception):
+    """A dynamic anti-cheat check failed."""
+
+
+def make_inputs(spec: OperatorSpec, which: str, device: str, seed: int) -> dict[str, Case]:
+    torch.manual_seed(seed)
+    return spec.cases(which, device)
+
+
+def run_candidate(
+    spec: OperatorSpec, candidate_path: str, which: str, device: str, seeds: list[int]
+) -> tuple[dict[str, Any], dict[str, list[torch.Tensor]]]:
+    """Run the candidate on every case and seed; returns (report, outputs keyed 'seed/case/call')."""
+    cls = load_candidate_class(candidate_path)
+    outputs: dict[str, list[torch.Tensor]] = {}
+    launches: list[int] = []
+    for seed in seeds:
+        first = make_inputs(spec, which, device, seed)
+        fresh = make_inputs(spec, which, device, seed + FRESH_SEED_OFFSET)
+        reference, candidate = build_pair(spec, cls, seed, device)
+        del reference  # only its parameters were needed
+        for name, inputs in first.items():
+            out1, n1 = _guarded_call(candidate, inputs, name)
+            kept = [t.detach().clone() for t in out1]
+            out2, n2 = _guarded_call(candidate, fresh[name], name)
+            for before, after in zip(kept, out1):
+                if not _same(before, after):
+                    raise Rejected(f"case {name}: output of the first call changed during the second call "
+                                   "(a cached or reused output buffer)")
+            outputs[f"{seed}/{name}/1"] = [t.detach().cpu() for t in out1]
+            outputs[f"{seed}/{name}/2"] = [t.detach().cpu() for t in out2]
+            launches += [n1, n2]
+    report = {"launches_per_forward": sum(launches) / max(len(launches), 1)}
+    return report, outputs
+
+
+def _guarded_call(model: torch.nn.Module, inputs: Case, case: str) -> tuple[list[torch.Tensor], int]:
+    snapshot = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in inputs]
+    try:
+        with torch.no_grad(), ForwardGuard() as guard:
+            out = model(*inputs)
+    except CandidateError:
+        raise
+    except Exception as exc:
+        raise _classify_exception(exc, case) from None
+    flat = flatten_outputs(out)
+    bad_ops = guard.disallowed_ops()
+    if bad_ops:
+        raise Rejected(f"case {case}: forward ran torch compute ops outside Triton kernels: {', '.join(bad_ops)}")
+    if guard.launches == 0:
+        raise Rejected(f"case {case}: forward launched no Triton kernel")
+    for i, (before, after) in enumerate(zip(snapshot, inputs)):
+        if isinstance(after, torch.Tensor) and not _same(before, after):
+            raise Rejected(f"case {case}: forward mutated input #{i}")
+    input_storages = {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor) and t.numel()}
+    for j, tensor in enumerate(flat):
+        if tensor.numel() and tensor.untyped_storage().data_ptr() in input_storages:
+            raise Rejected(f"case {case}: output #{j} aliases an input")
+    return flat, guard.launches
+
+
+def _classify_exception(exc: Exception, case: str) -> CandidateError:
+    text = f"case {case}: {type(exc).__name__}: {exc}"
+    try:
+        from triton.compiler.errors import CompilationError
+    except ImportError:  # pragma: no cover
+        CompilationError = ()  # type: ignore[assignment]  # noqa: N806
+    if isinstance(exc, CompilationError) or "CompilationError" in type(exc).__name__:
+        return CandidateError("compile_error", text)
+    return CandidateError("runtime_error", text)
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and bool(torch.equal(a, b) or _nan_equal(a, b))
+
+
+def _nan_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if not a.is_floating_point():
+        return False
+    return bool(torch.equal(torch.nan_to_num(a, nan=0.0), torch.nan_to_num(b, nan=0.0))
+                and torch.equal(a.isnan(), b.isnan()))
+
+
+def judge(
+    spec: OperatorSpec, which: str, device: str, seeds: list[int], outputs: dict[str, list[torch.Tensor]]
+) -> list[CaseResult]:
+    """Compare stored candidate outputs with freshly computed reference outputs."""
+    results: dict[str, CaseResult] = {}
+    for seed in seeds:
+        first = make_inputs(spec, which, device, seed)
+        fresh = make_inputs(spec, which, device, seed + FRESH_SEED_OFFSET)
+        torch.manual_seed(seed)
+        reference = spec.reference_cls(*spec.init_args()).to(device).eval()
+        for name in first:
+            result = results.setdefault(name, CaseResult(name=name, max_abs_err=0.0))
+            for call, inputs in (("1", first[name]), ("2", fresh[name])):
+                with torch.no_grad():
+                    expected = [t.detach().cpu() for t in flatten_outputs(reference(*inputs))]
+                got = outputs.get(f"{seed}/{name}/{call}")
+                ok, err, why = compare(got, expected, spec)
+                result.max_abs_err = max(result.max_abs_err or 0.0, err)
+                if not ok and result.status == "ok":
+                    label = "fresh-input call" if call == "2" else "first call"
+                    result.status, result.error = "incorrect", f"seed {seed}, {label}: {why}"
+    return list(results.values())
+
+
+def compare(got: list[torch.Tensor] | None, expected: list[torch.Tensor], spec: OperatorSpec) -> tuple[bool, float, str]:
+    if got is None:
+        return False, float("inf"), "no output recorded"
+    if len(got) != len(expected):
+        return False, float("inf"), f"returned {len(got)} outputs, reference returns {len(expected)}"
+    worst = 0.0
+    for i, (g, e) in enumerate(zip(got, expected)):
+        if g.shape != e.shape:
+            return False, float("inf"), f"output #{i} has shape {tuple(g.shape)}, expected {tuple(e.shape)}"
+        if g.dtype != e.dtype:
+            return False, float("inf"), f"output #{i} has dtype {g.dtype}, expected {e.dtype}"
+        if not e.numel():
+            continue
+        if not (g.is_floating_point() or g.is_complex()):
+            if not torch.equal(g, e):
+                mismatches = int((g != e).sum())
+                return False, float("inf"), f"output #{i}: {mismatches} integer elements differ"
+            continue
+        atol, rtol = spec.tolerance(e.dtype)
+        g64, e64 = g.double(), e.double()
+        if not torch.equal(g64.isnan(), e64.isnan()):
+            return False, float("inf"), f"output #{i}: NaN where the reference has none (unwritten or invalid)"
+        finite = ~e64.isnan()
+        diff = (g64[finite] - e64[finite]).abs()
+        err = float(diff.max()) if diff.numel() else 0.0
+        worst = max(worst, err)
+        if not torch.allclose(g64, e64, atol=atol, rtol=rtol, equal_nan=True):
+            return False, worst, f"output #{i}: max abs error {err:.3g} exceeds atol={atol:g}, rtol={rtol:g}"
+    return True, worst, ""

@@ -1,0 +1,133 @@
+"""Operator specs (DESIGN §3): a reference module plus its input cases, in our format or KernelBench's."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from evaluators.identity import source_hash
+from evaluators.loading import LoadError, load_module
+
+DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float32: (1e-4, 1e-4),
+    torch.float64: (1e-7, 1e-7),
+    torch.float16: (1e-2, 1e-2),
+    torch.bfloat16: (1e-2, 1e-2),
+}
+
+Case = tuple[Any, ...]
+
+
+class SpecError(Exception):
+    """A spec is unusable; the message is one line meant for the user."""
+
+
+@dataclass
+class OperatorSpec:
+    path: Path
+    name: str
+    source_hash: str
+    module: ModuleType
+    reference_cls: type[torch.nn.Module]
+    get_inputs: Callable[..., Any]
+    get_test_inputs: Callable[..., Any] | None
+    get_init_inputs: Callable[[], Any] | None
+    tolerances: dict[torch.dtype, tuple[float, float]] = field(default_factory=dict)
+
+    def init_args(self) -> list[Any]:
+        return list(self.get_init_inputs()) if self.get_init_inputs else []
+
+    def cases(self, which: str = "prod", device: str = "cpu") -> dict[str, Case]:
+        """``which`` is ``prod`` (get_inputs) or ``test`` (get_test_inputs, falling back to get_inputs)."""
+        fn = self.get_test_inputs if which == "test" and self.get_test_inputs else self.get_inputs
+        return normalize_cases(_call_with_device(fn, device), self.name)
+
+    def tolerance(self, dtype: torch.dtype) -> tuple[float, float]:
+        return self.tolerances.get(dtype, DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0)))
+
+    def flops(self, case: Case) -> float | None:
+        fn = getattr(self.module, "FLOPS", None)
+        return float(fn(case)) if callable(fn) else None
+
+    def bytes(self, case: Case) -> float | None:
+        fn = getattr(self.module, "BYTES", None)
+        return float(fn(case)) if callable(fn) else None
+
+
+def load_spec(path: str | Path) -> OperatorSpec:
+    """Import and validate a spec; every failure becomes a one-line ``SpecError``."""
+    path = Path(path)
+    if not path.is_file():
+        raise SpecError(f"spec file {path} does not exist")
+    text = path.read_text(encoding="utf-8")
+    try:
+        module = load_module(path, "spec")
+    except LoadError as exc:
+        raise SpecError(f"spec {exc}") from None
+    reference = getattr(module, "PytorchModel", None) or getattr(module, "Model", None)
+    if not (inspect.isclass(reference) and issubclass(reference, torch.nn.Module)):
+        raise SpecError(f"spec {path.name} defines no reference: expected class PytorchModel(nn.Module) or Model")
+    get_inputs = getattr(module, "get_inputs", None)
+    if not callable(get_inputs):
+        raise SpecError(f"spec {path.name} defines no get_inputs() function")
+    tolerances = getattr(module, "TOLERANCES", {}) or {}
+    if not isinstance(tolerances, dict):
+        raise SpecError(f"spec {path.name}: TOLERANCES must be a dict dtype -> (atol, rtol)")
+    return OperatorSpec(
+        path=path.resolve(),
+        name=path.stem,
+        source_hash=source_hash(text),
+        module=module,
+        reference_cls=reference,
+        get_inputs=get_inputs,
+        get_test_inputs=_optional_callable(module, "get_test_inputs"),
+        get_init_inputs=_optional_callable(module, "get_init_inputs"),
+        tolerances=dict(tolerances),
+    )
+
+
+def normalize_cases(raw: Any, spec_name: str) -> dict[str, Case]:
+    """Accept a dict name->tuple, a list of tuples (many cases) or a flat list of tensors (KernelBench)."""
+    if isinstance(raw, dict):
+        cases = {str(k): tuple(v) if isinstance(v, (list, tuple)) else (v,) for k, v in raw.items()}
+    elif isinstance(raw, (list, tuple)):
+        if raw and all(isinstance(item, (list, tuple)) for item in raw):
+            cases = {f"case{i}": tuple(item) for i, item in enumerate(raw)}
+        else:
+            cases = {"case0": tuple(raw)}
+    else:
+        raise SpecError(f"spec {spec_name}: get_inputs() returned {type(raw).__name__}, expected a list or dict")
+    if not cases:
+        raise SpecError(f"spec {spec_name}: get_inputs() returned no cases")
+    return cases
+
+
+def _call_with_device(fn: Callable[..., Any], device: str) -> Any:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if "device" in params:
+        return fn(device=device)
+    return _move(fn(), device)
+
+
+def _move(value: Any, device: str) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, dict):
+        return {k: _move(v, device) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_move(v, device) for v in value)
+    return value
+
+
+def _optional_callable(module: ModuleType, name: str) -> Callable[..., Any] | None:
+    fn = getattr(module, name, None)
+    return fn if callable(fn) else None

@@ -1,0 +1,104 @@
+"""Device timing (DESIGN §4): warm-up, L2 flush before every repetition, CUDA events, medians and IQR,
+with candidate and baselines interleaved in one session so clock drift and thermal state cancel."""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class Timing:
+    median_ms: float
+    iqr_ms: float
+    reps: int
+    samples_ms: list[float]
+
+
+def interleaved_timings(
+    fns: dict[str, Callable[[], object]],
+    target_ms_per_fn: float = 150.0,
+    min_reps: int = 15,
+    max_reps: int = 500,
+    warmup: int = 5,
+) -> dict[str, Timing]:
+    """Time several zero-argument callables against each other on the current CUDA device.
+
+    Each repetition flushes L2 by writing a buffer twice its size, then times one call with CUDA events;
+    the order of callables rotates every repetition so none always runs right after the flush.
+    """
+    flush = _flush_buffer()
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    torch.cuda.synchronize()
+    reps = _choose_reps(fns, flush, target_ms_per_fn, min_reps, max_reps)
+    names = list(fns)
+    events: dict[str, list[tuple[torch.cuda.Event, torch.cuda.Event]]] = {n: [] for n in names}
+    for rep in range(reps):
+        shift = rep % len(names)
+        for name in names[shift:] + names[:shift]:
+            flush.zero_()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fns[name]()
+            end.record()
+            events[name].append((start, end))
+    torch.cuda.synchronize()
+    out = {}
+    for name, pairs in events.items():
+        samples = [s.elapsed_time(e) for s, e in pairs]
+        out[name] = Timing(statistics.median(samples), _iqr(samples), len(samples), samples)
+    return out
+
+
+def _flush_buffer() -> torch.Tensor:
+    l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 0) or (50 << 20)
+    return torch.empty(max(2 * l2, 64 << 20), dtype=torch.int8, device="cuda")
+
+
+def _choose_reps(fns: dict, flush: torch.Tensor, target_ms: float, lo: int, hi: int) -> int:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(3):
+        for fn in fns.values():
+            flush.zero_()
+            fn()
+    end.record()
+    torch.cuda.synchronize()
+    per_round = max(start.elapsed_time(end) / 3, 1e-3)
+    return int(min(hi, max(lo, target_ms * len(fns) / per_round)))
+
+
+def _iqr(samples: list[float]) -> float:
+    if len(samples) < 4:
+        return 0.0
+    q = statistics.quantiles(samples, n=4)
+    return q[2] - q[0]
+
+
+def gpu_state() -> dict[str, str]:
+    """Clocks, temperature and power as nvidia-smi reports them, recorded next to every timing."""
+    info = {"name": torch.cuda.get_device_name(), "torch": torch.__version__}
+    try:
+        import triton
+
+        info["triton"] = triton.__version__
+    except ImportError:  # pragma: no cover
+        pass
+    if shutil.which("nvidia-smi"):
+        fields = "clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw,driver_version"
+        try:
+            line = subprocess.run(
+                ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader", f"--id={torch.cuda.current_device()}"],
+                capture_output=True, text=True, timeout=10,
+            ).stdout.strip()
+            info.update(dict(zip(fields.split(","), (v.strip() for v in line.split(",")))))
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return info

@@ -1,0 +1,240 @@
+"""The evaluation worker: a long-lived process that forks one child per phase of each evaluation.
+
+It imports torch and Triton once (seconds), then ``fork``s for every phase, so each untrusted
+candidate runs in a fresh address space that dies with it: a crash, ``os._exit`` or a hang kills only
+that child. It never touches a device itself, so forking stays safe with CUDA.
+
+Protocol: one JSON job per line on stdin, one JSON reply per line on the original stdout. Anything
+the candidate prints goes to a per-phase log file, never into the protocol stream.
+Run: ``python -m evaluators.worker``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from evaluators import EVALUATOR_VERSION
+from evaluators.result import CaseResult, EvaluationResult, geomean
+
+_PR_SET_PDEATHSIG = 1
+
+
+def main() -> None:
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    import torch  # noqa: F401  - preload before forking: the point of this process
+    import triton  # noqa: F401
+
+    protocol.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        try:
+            result = evaluate(job)
+        except Exception as exc:  # the harness itself failed: report it, stay alive
+            result = EvaluationResult.failure("crash", f"evaluator error: {type(exc).__name__}: {exc}")
+        protocol.write(json.dumps({"id": job.get("id"), "result": result.to_dict()}) + "\n")
+
+
+def evaluate(job: dict[str, Any]) -> EvaluationResult:
+    """Correctness (candidate child, then judge child), then timing on a device if asked."""
+    started = time.monotonic()
+    device, target = job.get("device", "cpu"), job.get("target", "cpu")
+    which = job.get("cases", "test" if device == "cpu" else "prod")
+    seeds = job.get("seeds", [0, 1, 2])
+    timeout = float(job.get("timeout_s", 120))
+    workdir = Path(tempfile.mkdtemp(prefix="ke-eval-"))
+    base = {"target": target, "evaluator_version": EVALUATOR_VERSION}
+    try:
+        args = (job["spec_path"], job["candidate_path"], which, device, seeds, str(workdir))
+        status, payload = run_phase("candidate", _candidate_phase, args, workdir, timeout, job)
+        if status != "ok":
+            return _finish(EvaluationResult.failure(status, payload["reason"], **base), started)
+        if payload.get("status", "ok") != "ok":
+            return _finish(EvaluationResult.failure(payload["status"], payload["reason"], **base), started)
+        launches = payload.get("launches_per_forward")
+        judge_args = (job["spec_path"], which, device, seeds, str(workdir))
+        status, verdict = run_phase("judge", _judge_phase, judge_args, workdir, max(timeout, 300.0), job)
+        if status != "ok":
+            return _finish(EvaluationResult.failure(status, "reference check: " + verdict["reason"], **base), started)
+        cases = [CaseResult(**c) for c in verdict["cases"]]
+        bad = [c for c in cases if c.status != "ok"]
+        if bad:
+            res = EvaluationResult.failure("incorrect", f"case {bad[0].name}: {bad[0].error}", cases=cases, **base)
+            res.launches_per_forward = launches
+            return _finish(res, started)
+        result = EvaluationResult(status="ok", fitness=1.0, cases=cases, launches_per_forward=launches, **base)
+        if device != "cpu" and job.get("time", True):
+            perf_args = (job["spec_path"], job["candidate_path"], device, bool(job.get("compile_baseline", True)))
+            status, perf = run_phase("timing", _timing_phase, perf_args, workdir, max(timeout, 600.0), job)
+            if status != "ok":
+                return _finish(EvaluationResult.failure(status, "timing: " + perf["reason"], **base), started)
+            _apply_timings(result, perf)
+        return _finish(result, started)
+    finally:
+        if not job.get("keep_workdir"):
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _apply_timings(result: EvaluationResult, perf: dict[str, Any]) -> None:
+    by_name = {c.name: c for c in result.cases}
+    vs_eager, vs_compile = [], []
+    for name, row in perf["cases"].items():
+        case = by_name.setdefault(name, CaseResult(name=name))
+        case.latency_ms, case.latency_iqr_ms = row["candidate_ms"], row["candidate_iqr_ms"]
+        case.eager_ms, case.compile_ms = row.get("eager_ms"), row.get("compile_ms")
+        vs_eager.append(case.eager_ms / case.latency_ms)
+        if case.compile_ms:
+            vs_compile.append(case.compile_ms / case.latency_ms)
+    result.cases = list(by_name.values())
+    result.timed = True
+    result.speedup_vs_eager = geomean(vs_eager)
+    result.speedup_vs_compile = geomean(vs_compile) if vs_compile else None
+    result.fitness = result.speedup_vs_compile or result.speedup_vs_eager or 0.0
+    result.extra["gpu"] = perf.get("gpu", {})
+
+
+def _finish(result: EvaluationResult, started: float) -> EvaluationResult:
+    result.eval_seconds = round(time.monotonic() - started, 3)
+    return result
+
+
+# --- phases: each runs in a forked child and returns a JSON-able dict ---------------------------------
+
+
+def _candidate_phase(spec_path: str, cand_path: str, which: str, device: str, seeds: list[int], workdir: str) -> dict:
+    import torch
+
+    from evaluators.candidate import CandidateError
+    from evaluators.correctness import Rejected, run_candidate
+    from evaluators.spec import load_spec
+
+    spec = load_spec(spec_path)
+    try:
+        report, outputs = run_candidate(spec, cand_path, which, device, seeds)
+    except CandidateError as exc:
+        return {"status": exc.status, "reason": str(exc)}
+    except Rejected as exc:
+        return {"status": "rejected", "reason": str(exc)}
+    torch.save(outputs, Path(workdir) / "candidate_outputs.pt")
+    return {"status": "ok", **report}
+
+
+def _judge_phase(spec_path: str, which: str, device: str, seeds: list[int], workdir: str) -> dict:
+    import dataclasses
+
+    import torch
+
+    from evaluators.correctness import judge
+    from evaluators.spec import load_spec
+
+    outputs = torch.load(Path(workdir) / "candidate_outputs.pt", weights_only=True)
+    cases = judge(load_spec(spec_path), which, device, seeds, outputs)
+    return {"cases": [dataclasses.asdict(c) for c in cases]}
+
+
+def _timing_phase(spec_path: str, cand_path: str, device: str, compile_baseline: bool) -> dict:
+    from evaluators.performance import measure
+    from evaluators.spec import load_spec
+
+    return measure(load_spec(spec_path), cand_path, device, compile_baseline)
+
+
+# --- forking ------------------------------------------------------------------------------------------
+
+
+def run_phase(
+    name: str, fn: Callable[..., dict], args: tuple, workdir: Path, timeout: float, job: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """Run ``fn(*args)`` in a forked child; returns ("ok", payload) or (status, {"reason": ...})."""
+    out_path, log_path = workdir / f"{name}.json", workdir / f"{name}.log"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # child
+        _child_setup(log_path, job)
+        code = 0
+        try:
+            payload = fn(*args)
+            out_path.write_text(json.dumps(payload))
+        except SystemExit as exc:
+            print(f"candidate raised SystemExit({exc.code})", file=sys.stderr)
+            code = 3
+        except BaseException as exc:  # noqa: BLE001 - report every failure of untrusted code
+            out_path.write_text(json.dumps({"__error__": f"{type(exc).__name__}: {exc}",
+                                            "trace": traceback.format_exc()[-4000:]}))
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    status, detail = _wait(pid, timeout)
+    if status == "timeout":
+        return "timeout", {"reason": f"{name} phase exceeded the {timeout:g} s timeout"}
+    if not out_path.exists():
+        tail = _tail(log_path)
+        return "crash", {"reason": f"{name} process {detail} without a result" + (f"; last output: {tail}" if tail else "")}
+    payload = json.loads(out_path.read_text())
+    if "__error__" in payload:
+        return "runtime_error", {"reason": payload["__error__"]}
+    return "ok", payload
+
+
+def _child_setup(log_path: Path, job: dict[str, Any]) -> None:
+    os.setpgid(0, 0)
+    try:
+        ctypes.CDLL("libc.so.6").prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:  # pragma: no cover - non-glibc systems
+        pass
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    limit_mb = job.get("memory_limit_mb")
+    if limit_mb and job.get("device", "cpu") == "cpu":  # RLIMIT_AS breaks CUDA's address-space reservations
+        limit = int(limit_mb) << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _wait(pid: int, timeout: float) -> tuple[str, str]:
+    deadline = time.monotonic() + timeout
+    delay = 0.002
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            if os.WIFSIGNALED(status):
+                sig = os.WTERMSIG(status)
+                return "exited", f"was killed by {signal.Signals(sig).name}"
+            return "exited", f"exited with code {os.WEXITSTATUS(status)}"
+        if time.monotonic() > deadline:
+            for target in (-pid, pid):  # its process group first: kernels may have spawned helpers
+                try:
+                    os.kill(target, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            os.waitpid(pid, 0)
+            return "timeout", ""
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+def _tail(path: Path, chars: int = 300) -> str:
+    try:
+        return " ".join(path.read_text(errors="replace")[-chars:].split())
+    except OSError:
+        return ""
+
+
+if __name__ == "__main__":
+    main()

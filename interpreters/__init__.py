@@ -1,0 +1,1 @@
+"""Hardware targets (data records), execution backends and sandboxed evaluation workers."""

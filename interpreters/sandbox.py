@@ -1,0 +1,116 @@
+"""Host side of the evaluation worker: start it with a scrubbed environment, feed it jobs, survive it.
+
+Candidates are untrusted, so the worker gets no API keys and no store credentials, and every job has a
+deadline here as well as inside the worker: if the worker itself wedges or dies, it is killed and
+restarted and the job is reported as a crash instead of stopping the search.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from evaluators.result import EvaluationResult
+
+_SECRET = re.compile(r"(KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL|SESSION)", re.I)
+_DROP_PREFIXES = ("AWS_", "ANTHROPIC_", "OPENAI_", "KE_S3_", "KE_STORE", "GOOGLE_", "AZURE_", "HF_")
+STARTUP_TIMEOUT_S = 180.0
+BACKSTOP_S = 60.0
+
+
+def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not _SECRET.search(k) and not k.startswith(_DROP_PREFIXES)}
+    env.update(extra or {})
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+class EvaluationWorker:
+    """One long-lived ``python -m evaluators.worker`` process; not thread-safe (one job at a time)."""
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        self._env = scrubbed_env(env)
+        self._proc: subprocess.Popen[str] | None = None
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._ids = itertools.count(1)
+        self.restarts = 0
+
+    def start(self) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "evaluators.worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True, env=self._env, start_new_session=True,
+        )
+        self._lines = queue.Queue()
+        threading.Thread(target=self._pump, args=(self._proc, self._lines), daemon=True).start()
+        hello = self._read(STARTUP_TIMEOUT_S)
+        if hello is None or not json.loads(hello).get("ready"):
+            self.close()
+            raise RuntimeError("evaluation worker failed to start (is torch/triton importable?)")
+
+    @staticmethod
+    def _pump(proc: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    def _read(self, timeout: float) -> str | None:
+        try:
+            return self._lines.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def evaluate(self, job: dict[str, Any]) -> EvaluationResult:
+        if self._proc is None or self._proc.poll() is not None:
+            self.start()
+        assert self._proc is not None and self._proc.stdin is not None
+        job = {**job, "id": next(self._ids)}
+        timeout = float(job.get("timeout_s", 120))
+        # candidate phase + judge + timing each have their own deadline inside the worker
+        backstop = timeout + max(timeout, 300.0) + (max(timeout, 600.0) if job.get("device", "cpu") != "cpu" else 0)
+        try:
+            self._proc.stdin.write(json.dumps(job) + "\n")
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self._restart()
+            return EvaluationResult.failure("crash", "evaluation worker died before the job was sent")
+        while True:
+            line = self._read(backstop + BACKSTOP_S)
+            if line is None:
+                self._restart()
+                return EvaluationResult.failure("crash", "evaluation worker stopped answering; restarted")
+            reply = json.loads(line)
+            if reply.get("id") == job["id"]:
+                return EvaluationResult.from_dict(reply["result"])
+
+    def _restart(self) -> None:
+        self.close()
+        self.restarts += 1
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+
+    def __enter__(self) -> EvaluationWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
