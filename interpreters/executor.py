@@ -1,0 +1,59 @@
+"""Run evaluations of candidate sources on a target, one at a time, in a sandboxed local worker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evaluators.identity import source_hash
+from evaluators.result import EvaluationResult
+from interpreters.sandbox import EvaluationWorker
+from interpreters.targets import Target
+
+
+class DeviceUnavailable(Exception):
+    """The target needs a device this host does not have (one-line message with a hint)."""
+
+
+def worker_settings(target: Target, simulate: bool) -> tuple[dict[str, str], str]:
+    """Environment and device for the worker that serves ``target``."""
+    if simulate or target.always_simulated:
+        raise NotImplementedError(
+            f"simulated evaluation ('{target.name}'{' with --simulate' if simulate else ''}) is not supported yet "
+            "(planned: issue #4)"
+        )
+    if target.interpreter == "cpu":
+        return {"TRITON_INTERPRET": "1"}, "cpu"
+    from interpreters.targets import is_present
+
+    if not is_present(target):
+        raise DeviceUnavailable(
+            f"no {target.description or target.name} is reachable from this host; use --simulate, or run "
+            f"'ke worker --hw {target.name}' on a host that has one"
+        )
+    return {}, "cuda"
+
+
+class LocalExecutor:
+    """Writes each candidate to a scratch file (Triton needs source on disk) and evaluates it."""
+
+    def __init__(self, target: Target, scratch: Path, timeout_s: float = 120.0, simulate: bool = False,
+                 memory_limit_mb: int | None = 16384) -> None:
+        env, self.device = worker_settings(target, simulate)
+        self.target = target
+        self.scratch = scratch
+        self.timeout_s = timeout_s
+        self.memory_limit_mb = memory_limit_mb
+        self._worker = EvaluationWorker(env)
+
+    def evaluate(self, spec_path: Path, source: str) -> EvaluationResult:
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        path = self.scratch / f"cand_{source_hash(source)[:16]}.py"
+        path.write_text(source, encoding="utf-8")
+        job = {
+            "spec_path": str(spec_path), "candidate_path": str(path), "device": self.device,
+            "target": self.target.name, "timeout_s": self.timeout_s, "memory_limit_mb": self.memory_limit_mb,
+        }
+        return self._worker.evaluate(job)
+
+    def close(self) -> None:
+        self._worker.close()

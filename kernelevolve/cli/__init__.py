@@ -1,0 +1,1 @@
+"""The ``ke`` command line (DESIGN §8)."""

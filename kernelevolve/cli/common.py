@@ -1,0 +1,58 @@
+"""Options every command takes, and the helpers that open the stores from them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from kernelevolve.errors import UserError
+from kernelevolve.logging_setup import configure_logging
+from kernelevolve.state import StatePaths, ensure_writable, resolve_state
+
+
+def state_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--store-url", default=None, help="Artifact store: a folder or s3://bucket/prefix "
+                      "(env KE_STORE_URL; default <state-dir>/artifacts).")(fn)
+    fn = click.option("--state-dir", default=None, help="State directory (env KE_STATE_DIR; default .kernelevolve).")(fn)
+    return fn
+
+
+def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")(fn)
+
+
+def open_state(state_dir: str | None, store_url: str | None, create: bool):
+    """(paths, metadata store, object store). ``create=False`` refuses to invent an empty store."""
+    from kernelevolve.store.metadata import MetadataStore, StoreError
+    from kernelevolve.store.objects import ObjectStore
+    from kernelevolve.store.objects import StoreError as ObjectStoreError
+
+    paths = resolve_state(state_dir, store_url)
+    if create:
+        ensure_writable(paths.root)
+    elif not paths.db_path.exists():
+        raise UserError(f"no KernelEvolve state in {paths.root} (run 'ke search' first, or pass --state-dir)")
+    configure_logging(paths.log_path if create or paths.root.exists() else None)
+    try:
+        meta = MetadataStore(paths.db_path)
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+    objects = ObjectStore(paths.store_url)
+    if create:
+        try:
+            objects.check_writable()
+        except ObjectStoreError as exc:
+            raise UserError(str(exc)) from None
+    return paths, meta, objects
+
+
+def emit_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
+
+
+def not_yet(flag: str, issue: int) -> UserError:
+    return UserError(f"{flag} is not supported yet (planned: issue #{issue})")

@@ -1,0 +1,61 @@
+"""``ke eval``: check and time one candidate file on a target, without touching the run store."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from kernelevolve.cli.common import emit_json, json_option, state_options
+from kernelevolve.errors import UserError
+from kernelevolve.state import ensure_writable, resolve_state
+
+
+@click.command("eval")
+@click.option("--op", "op", required=True, help="Built-in op name or path to a spec file.")
+@click.option("--hw", "hw", required=True, help="Hardware target.")
+@click.option("--simulate", is_flag=True)
+@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
+              help="Per-phase timeout in seconds.")
+@click.argument("candidate", type=click.Path(dir_okay=False))
+@state_options
+@json_option
+def eval_cmd(op, hw, simulate, timeout_s, candidate, state_dir, store_url, as_json) -> None:
+    """Evaluate CANDIDATE.py against an operator spec on a target."""
+    from evaluators.spec import SpecError, load_spec
+    from interpreters.executor import DeviceUnavailable, LocalExecutor
+    from interpreters.targets import UnknownTarget, get_target
+    from kernelevolve.ops import resolve_op
+
+    if timeout_s <= 0:
+        raise UserError(f"--timeout must be positive, got {timeout_s:g}")
+    cand_path = Path(candidate)
+    if not cand_path.is_file():
+        raise UserError(f"candidate file {candidate} does not exist")
+    try:
+        spec = load_spec(resolve_op(op))
+        target = get_target(hw)
+        paths = resolve_state(state_dir, store_url)
+        ensure_writable(paths.root)
+        executor = LocalExecutor(target, paths.scratch, timeout_s=timeout_s, simulate=simulate)
+    except (FileNotFoundError, SpecError, DeviceUnavailable, NotImplementedError) as exc:
+        raise UserError(str(exc)) from None
+    except UnknownTarget as exc:
+        raise UserError(exc.args[0]) from None
+    try:
+        result = executor.evaluate(spec.path, cand_path.read_text(encoding="utf-8"))
+    finally:
+        executor.close()
+    payload = result.to_dict()
+    payload["op"], payload["candidate"] = spec.name, str(cand_path)
+    if as_json:
+        emit_json(payload)
+    else:
+        click.echo(f"{result.status}: fitness {result.fitness:.3f}" + (f" ({result.reason})" if result.reason else ""))
+        for case in result.cases:
+            timing = f" {case.latency_ms:.4f} ms (eager {case.eager_ms:.4f}, compile {case.compile_ms})" \
+                if case.latency_ms else ""
+            click.echo(f"  {case.name}: {case.status} max_abs_err={case.max_abs_err}{timing}")
+    if result.status != "ok":
+        sys.exit(1)

@@ -1,0 +1,70 @@
+"""Entry point of ``ke``: wires the commands and turns every failure into one line and an exit code.
+
+Exit codes (DESIGN §8): 2 bad input, 1 a failed run, 0 otherwise. Tracebacks go to the log, not stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import click
+
+from kernelevolve import __version__
+from kernelevolve.cli.eval_cmd import eval_cmd
+from kernelevolve.cli.hw_cmd import hw_group
+from kernelevolve.cli.runs_cmd import best_cmd, runs_cmd, show_cmd
+from kernelevolve.cli.search_cmd import search_cmd
+from kernelevolve.errors import RunFailed, UserError
+
+
+@click.group()
+@click.version_option(__version__, prog_name="ke")
+def cli() -> None:
+    """KernelEvolve: search for fast, correct Triton kernels."""
+
+
+for command in (search_cmd, eval_cmd, runs_cmd, show_cmd, best_cmd, hw_group):
+    cli.add_command(command)
+
+
+def _fail(message: str, code: int) -> int:
+    first = " ".join(str(message).split()) or "error"
+    print(f"ke: error: {first}", file=sys.stderr)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        cli.main(args=argv, prog_name="ke", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        return _fail("aborted", 130)
+    except click.ClickException as exc:  # usage errors: unknown option, missing argument, bad type
+        return _fail(exc.format_message(), 2)
+    except UserError as exc:
+        return _fail(str(exc), 2)
+    except RunFailed as exc:
+        return _fail(str(exc), 1)
+    except KeyboardInterrupt:
+        return _fail("interrupted; resume with 'ke search --resume RUN'", 130)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    except Exception as exc:  # a bug in KernelEvolve: one line here, the traceback in the log
+        _log_internal_error()
+        return _fail(f"internal error: {type(exc).__name__}: {exc}", 1)
+    return 0
+
+
+def _log_internal_error() -> None:
+    try:
+        import structlog
+
+        structlog.get_logger("kernelevolve").error("internal_error", trace=traceback.format_exc())
+    except Exception:  # noqa: BLE001 - never let logging hide the real error
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""``ke runs``, ``ke show RUN [--tree]`` and ``ke best RUN --out FILE``: reading stored runs.
+
+All of them only read, through short-lived connections, so they work while a search is writing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import click
+
+from kernelevolve.cli.common import emit_json, json_option, open_state, state_options
+from kernelevolve.errors import UserError
+from search.node import Node
+
+
+def _resolve(meta, run_id: str) -> str:
+    try:
+        return meta.resolve_run_id(run_id)
+    except LookupError as exc:
+        raise UserError(exc.args[0]) from None
+
+
+def _run_dict(run, nodes: int) -> dict:
+    row = dataclasses.asdict(run)
+    row["nodes"] = nodes
+    return row
+
+
+def _node_dict(node: Node) -> dict:
+    row = dataclasses.asdict(node)
+    row["is_buggy"] = node.is_buggy
+    return row
+
+
+@click.command("runs")
+@state_options
+@json_option
+def runs_cmd(state_dir, store_url, as_json) -> None:
+    """List runs, newest first."""
+    _, meta, _ = open_state(state_dir, store_url, create=False)
+    counts = meta.run_node_counts()
+    runs = meta.list_runs()
+    if as_json:
+        emit_json({"runs": [_run_dict(r, counts.get(r.run_id, 0)) for r in runs]})
+        return
+    click.echo(f"{'run':9} {'op':14} {'hw':9} {'strategy':12} {'status':11} {'nodes':>9} best")
+    for r in runs:
+        click.echo(f"{r.run_id:9} {r.op[:14]:14} {r.hw:9} {r.strategy:12} {r.status:11} "
+                   f"{counts.get(r.run_id, 0):>4}/{r.budget:<4} {r.best_node_id or '-'}")
+
+
+@click.command("show")
+@click.argument("run_id")
+@click.option("--tree", is_flag=True, help="Draw the search graph.")
+@state_options
+@json_option
+def show_cmd(run_id, tree, state_dir, store_url, as_json) -> None:
+    """Show a run and its nodes."""
+    _, meta, _ = open_state(state_dir, store_url, create=False)
+    run = meta.get_run(_resolve(meta, run_id))
+    nodes = meta.nodes(run.run_id)
+    if as_json:
+        emit_json({"run": _run_dict(run, len(nodes)), "nodes": [_node_dict(n) for n in nodes]})
+        return
+    click.echo(f"run {run.run_id}: op {run.op} on {run.hw}{' (simulated)' if run.simulated else ''}, "
+               f"{run.strategy}, {len(nodes)}/{run.budget} nodes, {run.status}")
+    if tree:
+        for line in render_tree(nodes, run.best_node_id):
+            click.echo(line)
+    else:
+        for n in nodes:
+            click.echo(_node_line(n, run.best_node_id))
+
+
+def _node_line(n: Node, best_id: int | None) -> str:
+    star = " *best*" if n.node_id == best_id else ""
+    parent = "root" if n.parent_id is None else str(n.parent_id)
+    reason = f"  {n.reason[:80]}" if n.reason else ""
+    change = n.operator_meta.get("changes") or n.operator_meta.get("sample") or ""
+    return f"node {n.node_id} <- {parent}: {n.status} fitness={n.fitness:.3f} {change}{star}{reason}"
+
+
+def render_tree(nodes: list[Node], best_id: int | None) -> list[str]:
+    children: dict[int | None, list[Node]] = {}
+    for n in nodes:
+        children.setdefault(n.parent_id, []).append(n)
+    lines = ["root (PyTorch reference)"]
+
+    def walk(parent: int | None, prefix: str) -> None:
+        kids = children.get(parent, [])
+        for i, n in enumerate(kids):
+            last = i == len(kids) - 1
+            lines.append(prefix + ("└── " if last else "├── ") + _node_line(n, best_id))
+            walk(n.node_id, prefix + ("    " if last else "│   "))
+
+    walk(None, "")
+    return lines
+
+
+@click.command("best")
+@click.argument("run_id")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Where to write the kernel.")
+@state_options
+@json_option
+def best_cmd(run_id, out, state_dir, store_url, as_json) -> None:
+    """Write a run's best kernel to a file."""
+    _, meta, objects = open_state(state_dir, store_url, create=False)
+    run = meta.get_run(_resolve(meta, run_id))
+    best = meta.best_nodes(run.run_id, 1)
+    if not best:
+        raise UserError(f"run {run.run_id} has no correct kernel")
+    source = objects.get_text(best[0].path_ref)
+    try:
+        Path(out).write_text(source, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+    if as_json:
+        emit_json({"run_id": run.run_id, "node_id": best[0].node_id, "fitness": best[0].fitness, "out": out})
+    else:
+        click.echo(f"wrote node {best[0].node_id} of run {run.run_id} (fitness {best[0].fitness:.3f}) to {out}")

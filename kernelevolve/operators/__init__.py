@@ -1,0 +1,1 @@
+"""The universal operator and its backends: ``propose(parent, context) -> proposals``."""

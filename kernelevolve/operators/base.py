@@ -1,0 +1,40 @@
+"""The operator interface every backend implements (DESIGN §6)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from evaluators.result import EvaluationResult
+from search.node import Node
+
+
+@dataclass
+class ProposalContext:
+    op: str
+    target: str
+    rng: random.Random
+    parent_source: str | None = None
+    parent_result: EvaluationResult | None = None
+    seen_hashes: set[str] = field(default_factory=set)
+    draft_index: int = 0
+
+
+@dataclass
+class Proposal:
+    source: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+
+
+class OperatorError(Exception):
+    """The operator cannot produce a candidate for this op (a user-facing, one-line message)."""
+
+
+class Operator(Protocol):
+    name: str
+
+    def propose(self, parent: Node | None, context: ProposalContext) -> list[Proposal]: ...

@@ -1,0 +1,33 @@
+"""The one protocol every selection policy implements, and the registry the CLI reads."""
+
+from __future__ import annotations
+
+import random
+from typing import Protocol
+
+from search.graph import GraphView
+from search.node import Node
+
+
+class SelectionPolicy(Protocol):
+    name: str
+
+    def select(self, view: GraphView, rng: random.Random) -> Node | None:
+        """The node to expand next; ``None`` means draft a new candidate from the root."""
+        ...
+
+
+def make_policy(name: str, drafts: int = 3) -> SelectionPolicy:
+    from search.greedy import GreedyPolicy
+    from search.random_search import RandomPolicy
+
+    policies = {"greedy": GreedyPolicy, "random": RandomPolicy}
+    planned = {"mcts", "evolutionary"}
+    if name in policies:
+        return policies[name](drafts=drafts)
+    if name in planned:
+        raise NotImplementedError(f"strategy '{name}' is not supported yet (planned: issue #5)")
+    raise KeyError(f"unknown strategy '{name}' (known: greedy, mcts, evolutionary, random)")
+
+
+STRATEGIES = ("greedy", "mcts", "evolutionary", "random")
