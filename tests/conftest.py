@@ -100,3 +100,36 @@ def s3_bucket(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     )
     fs.mkdir(bucket)
     yield f"s3://{bucket}/ke"
+
+
+# --- running the real `ke` command ---------------------------------------------------------------------
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass
+class KeResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self):
+        import json
+
+        return json.loads(self.stdout)
+
+
+def run_ke(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> KeResult:
+    """Run ``ke`` as a user would: a separate process, real stores, exit code and streams captured."""
+    full_env = {**os.environ, **(env or {})}
+    full_env["PYTHONPATH"] = REPO_ROOT + os.pathsep + full_env.get("PYTHONPATH", "")
+    proc = subprocess.run(
+        [sys.executable, "-m", "kernelevolve.cli.main", *args],
+        capture_output=True, text=True, env=full_env, timeout=timeout, cwd=REPO_ROOT,
+    )
+    return KeResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def ke():
+    return run_ke

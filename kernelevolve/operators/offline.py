@@ -8,6 +8,7 @@ in the run, so every node is a new candidate.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from evaluators.identity import source_hash
 from kernelevolve.kb import CodeSample, code_samples
@@ -15,7 +16,7 @@ from kernelevolve.operators.base import OperatorError, Proposal, ProposalContext
 from kernelevolve.operators.tunables import Tunable, find_tunables, neighbours, rewrite
 from search.node import Node
 
-MAX_ATTEMPTS = 64
+MAX_ATTEMPTS = 96
 
 
 class OfflineOperator:
@@ -62,12 +63,21 @@ class OfflineOperator:
         raise OperatorError(f"every variant reachable from the '{context.op}' samples was already tried")
 
     def _mutate(self, source: str, rng: random.Random, seen: set[str]) -> Proposal | None:
+        """A random walk of a few steps over the tunables; the walk lengthens as nearby variants run out."""
         tunables = [t for t in find_tunables(source) if neighbours(t)]
         if not tunables:
             return None
-        for _ in range(MAX_ATTEMPTS):
-            picked = rng.sample(tunables, k=min(len(tunables), rng.choice((1, 1, 2))))
-            changes: dict[Tunable, int] = {t: rng.choice(neighbours(t)) for t in picked}
+        for attempt in range(MAX_ATTEMPTS):
+            steps = rng.choice((1, 1, 2)) + attempt // 16
+            values = {t: t.value for t in tunables}
+            for _ in range(steps):
+                t = rng.choice(tunables)
+                options = neighbours(replace(t, value=values[t]))
+                if options:
+                    values[t] = rng.choice(options)
+            changes: dict[Tunable, int] = {t: v for t, v in values.items() if v != t.value}
+            if not changes:
+                continue
             child = rewrite(source, changes)
             if source_hash(child) not in seen:
                 described = {t.name: [t.value, v] for t, v in changes.items()}
