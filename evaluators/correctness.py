@@ -46,7 +46,7 @@ def run_candidate(
             out1, n1 = _guarded_call(candidate, inputs, name)
             kept = [t.detach().clone() for t in out1]
             out2, n2 = _guarded_call(candidate, fresh[name], name)
-            for before, after in zip(kept, out1):
+            for before, after in zip(kept, out1, strict=False):
                 if not _same(before, after):
                     raise Rejected(f"case {name}: output of the first call changed during the second call "
                                    "(a cached or reused output buffer)")
@@ -72,7 +72,7 @@ def _guarded_call(model: torch.nn.Module, inputs: Case, case: str) -> tuple[list
         raise Rejected(f"case {case}: forward ran torch compute ops outside Triton kernels: {', '.join(bad_ops)}")
     if guard.launches == 0:
         raise Rejected(f"case {case}: forward launched no Triton kernel")
-    for i, (before, after) in enumerate(zip(snapshot, inputs)):
+    for i, (before, after) in enumerate(zip(snapshot, inputs, strict=False)):
         if isinstance(after, torch.Tensor) and not _same(before, after):
             raise Rejected(f"case {case}: forward mutated input #{i}")
     input_storages = {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor) and t.numel()}
@@ -128,13 +128,15 @@ def judge(
     return list(results.values())
 
 
-def compare(got: list[torch.Tensor] | None, expected: list[torch.Tensor], spec: OperatorSpec) -> tuple[bool, float, str]:
+def compare(
+    got: list[torch.Tensor] | None, expected: list[torch.Tensor], spec: OperatorSpec
+) -> tuple[bool, float, str]:
     if got is None:
         return False, float("inf"), "no output recorded"
     if len(got) != len(expected):
         return False, float("inf"), f"returned {len(got)} outputs, reference returns {len(expected)}"
     worst = 0.0
-    for i, (g, e) in enumerate(zip(got, expected)):
+    for i, (g, e) in enumerate(zip(got, expected, strict=False)):
         if g.shape != e.shape:
             return False, float("inf"), f"output #{i} has shape {tuple(g.shape)}, expected {tuple(e.shape)}"
         if g.dtype != e.dtype:

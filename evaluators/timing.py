@@ -98,7 +98,7 @@ def gpu_state() -> dict[str, str]:
                 ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader", f"--id={torch.cuda.current_device()}"],
                 capture_output=True, text=True, timeout=10,
             ).stdout.strip()
-            info.update(dict(zip(fields.split(","), (v.strip() for v in line.split(",")))))
+            info.update(dict(zip(fields.split(","), (v.strip() for v in line.split(",")), strict=False)))
         except (OSError, subprocess.SubprocessError):
             pass
     return info

@@ -185,7 +185,8 @@ def run_phase(
         return "timeout", {"reason": f"{name} phase exceeded the {timeout:g} s timeout"}
     if not out_path.exists():
         tail = _tail(log_path)
-        return "crash", {"reason": f"{name} process {detail} without a result" + (f"; last output: {tail}" if tail else "")}
+        suffix = f"; last output: {tail}" if tail else ""
+        return "crash", {"reason": f"{name} process {detail} without a result{suffix}"}
     payload = json.loads(out_path.read_text())
     if "__error__" in payload:
         return "runtime_error", {"reason": payload["__error__"]}

@@ -11,13 +11,14 @@ import click
 
 from kernelevolve.errors import UserError
 from kernelevolve.logging_setup import configure_logging
-from kernelevolve.state import StatePaths, ensure_writable, resolve_state
+from kernelevolve.state import ensure_writable, resolve_state
 
 
 def state_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--store-url", default=None, help="Artifact store: a folder or s3://bucket/prefix "
                       "(env KE_STORE_URL; default <state-dir>/artifacts).")(fn)
-    fn = click.option("--state-dir", default=None, help="State directory (env KE_STATE_DIR; default .kernelevolve).")(fn)
+    fn = click.option("--state-dir", default=None,
+                      help="State directory (env KE_STATE_DIR; default .kernelevolve).")(fn)
     return fn
 
 
