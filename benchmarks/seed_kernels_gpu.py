@@ -2,7 +2,7 @@
 timing against eager and torch.compile, twice per kernel so the noise floor is visible.
 
 Imports only evaluators/interpreters (torch, triton, numpy, stdlib), so it runs on a bare GPU image.
-Usage: python benchmarks/seed_kernels_gpu.py --target h100 --out DIR
+Usage: python benchmarks/seed_kernels_gpu.py [--target auto|h100|h200] --out DIR
 """
 
 from __future__ import annotations
@@ -45,13 +45,22 @@ def copy_bandwidth_gbps() -> float:
     return 2 * n / (statistics.median(times) * 1e-3) / 1e9
 
 
+def detect_target():
+    from interpreters.targets import is_present, load_targets
+
+    present = [t for t in load_targets().values() if t.needs_device and is_present(t)]
+    if not present:
+        raise SystemExit("no known GPU target is present on this host")
+    return present[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--target", default="h100")
+    parser.add_argument("--target", default="auto", help="a target name, or auto: the present NVIDIA/AMD target")
     parser.add_argument("--out", required=True)
     parser.add_argument("--timeout", type=float, default=300)
     args = parser.parse_args()
-    target = get_target(args.target)
+    target = detect_target() if args.target == "auto" else get_target(args.target)
     measured_bw = copy_bandwidth_gbps()
     rows, evaluations = [], []
     with EvaluationWorker({}) as worker:
