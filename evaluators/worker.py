@@ -27,6 +27,7 @@ from typing import Any
 
 from evaluators import EVALUATOR_VERSION
 from evaluators.result import CaseResult, EvaluationResult, geomean
+from evaluators.static_checks import check_source
 
 _PR_SET_PDEATHSIG = 1
 
@@ -41,6 +42,10 @@ def main() -> None:
     # default TF32 alone moves conv1d fp32 outputs by ~1e-3, ten times the fp32 tolerance.
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        from evaluators.guard import install_interpreter_autotune
+
+        install_interpreter_autotune()
 
     protocol.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
     for line in sys.stdin:
@@ -64,6 +69,12 @@ def evaluate(job: dict[str, Any]) -> EvaluationResult:
     workdir = Path(tempfile.mkdtemp(prefix="ke-eval-"))
     base = {"target": target, "evaluator_version": EVALUATOR_VERSION}
     try:
+        if job.get("static_checks", True):
+            violations = check_source(Path(job["candidate_path"]).read_text(encoding="utf-8"))
+            if violations:
+                res = EvaluationResult.failure("rejected", str(violations[0]), **base)
+                res.extra["violations"] = [str(v) for v in violations]
+                return _finish(res, started)
         args = (job["spec_path"], job["candidate_path"], which, device, seeds, str(workdir))
         status, payload = run_phase("candidate", _candidate_phase, args, workdir, timeout, job)
         if status != "ok":
