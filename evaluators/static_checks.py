@@ -12,6 +12,10 @@ from dataclasses import dataclass
 
 ALLOWED_IMPORTS = {"torch", "triton", "math", "typing", "functools", "itertools", "dataclasses",
                    "collections", "__future__", "operator", "enum"}
+# ``os`` and ``sys`` may be imported, but only these attributes used: exiting the process is not cheating
+# (the sandbox turns it into a ``crash``), whereas environment, files, processes and frames are off limits.
+PROCESS_MODULES = {"os": {"_exit", "abort", "getpid", "cpu_count", "path"},
+                   "sys": {"exit", "version_info", "maxsize", "float_info", "byteorder"}}
 FORBIDDEN_TORCH_SUBMODULES = {"torch.ops", "torch.compile", "torch._dynamo", "torch._inductor", "torch.jit",
                               "torch.fx", "torch.backends", "torch.library", "torch.utils", "torch.autograd",
                               "torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.graph", "torch.cuda.CUDAGraph",
@@ -109,6 +113,11 @@ class _Checker(ast.NodeVisitor):
 
     def _check_import(self, name: str, line: int) -> None:
         root = name.split(".")[0]
+        if root in PROCESS_MODULES:
+            attr = name.split(".")[1] if "." in name else None
+            if attr is not None and attr not in PROCESS_MODULES[root]:
+                self.add("process", f"uses '{name}'", line)
+            return
         if root not in ALLOWED_IMPORTS:
             self.add("import", f"forbidden import '{name}'", line)
         elif root == "torch" and self._forbidden_torch(name) and name not in ("torch.nn.functional",):
@@ -141,6 +150,10 @@ class _Checker(ast.NodeVisitor):
 
     # --- expressions -------------------------------------------------------------------------------
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        owner = _dotted(node.value)
+        module = self.aliases.get(owner or "")
+        if module in PROCESS_MODULES and node.attr not in PROCESS_MODULES[module]:
+            self.add("process", f"uses '{module}.{node.attr}' (environment, files, processes or frames)", node.lineno)
         if node.attr in INTROSPECTION_ATTRS:
             self.add("introspection", f"introspection through '{node.attr}'", node.lineno)
         self.generic_visit(node)
