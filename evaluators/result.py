@@ -18,6 +18,9 @@ class CaseResult:
     latency_iqr_ms: float | None = None
     eager_ms: float | None = None
     compile_ms: float | None = None
+    floor_ms: float | None = None
+    fraction_of_floor: float | None = None
+    bottleneck: str | None = None
     error: str = ""
 
 
@@ -33,6 +36,8 @@ class EvaluationResult:
     speedup_vs_eager: float | None = None
     speedup_vs_compile: float | None = None
     launches_per_forward: float | None = None
+    roofline_fraction: float | None = None
+    bottleneck: str | None = None
     eval_seconds: float = 0.0
     evaluator_version: str = ""
     extra: dict[str, Any] = field(default_factory=dict)

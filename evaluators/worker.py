@@ -30,6 +30,8 @@ from evaluators.result import CaseResult, EvaluationResult, geomean
 from evaluators.static_checks import check_source
 
 _PR_SET_PDEATHSIG = 1
+SUSPICIOUS_SPEEDUP = 10.0
+REVERIFY_SEEDS = [1009, 2003, 3001]
 
 
 def main() -> None:
@@ -94,15 +96,39 @@ def evaluate(job: dict[str, Any]) -> EvaluationResult:
             return _finish(res, started)
         result = EvaluationResult(status="ok", fitness=1.0, cases=cases, launches_per_forward=launches, **base)
         if device != "cpu" and job.get("time", True):
-            perf_args = (job["spec_path"], job["candidate_path"], device, bool(job.get("compile_baseline", True)))
+            perf_args = (job["spec_path"], job["candidate_path"], device, bool(job.get("compile_baseline", True)),
+                         job.get("peaks"), bool(job.get("profile", True)), bool(job.get("ncu", False)))
             status, perf = run_phase("timing", _timing_phase, perf_args, workdir, max(timeout, 600.0), job)
             if status != "ok":
                 return _finish(EvaluationResult.failure(status, "timing: " + perf["reason"], **base), started)
             _apply_timings(result, perf)
+            if max(result.speedup_vs_eager or 0, result.speedup_vs_compile or 0) > SUSPICIOUS_SPEEDUP:
+                refuted = _reverify(job, which, device, timeout, workdir, base)
+                if refuted is not None:
+                    return _finish(refuted, started)
+                result.extra["reverified_seeds"] = REVERIFY_SEEDS
         return _finish(result, started)
+
     finally:
         if not job.get("keep_workdir"):
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _reverify(job: dict[str, Any], which: str, device: str, timeout: float, workdir: Path,
+              base: dict[str, Any]) -> EvaluationResult | None:
+    """A speedup above 10x is believed only after correctness holds again on fresh seeds (DESIGN §4)."""
+    args = (job["spec_path"], job["candidate_path"], which, device, REVERIFY_SEEDS, str(workdir))
+    status, payload = run_phase("reverify", _candidate_phase, args, workdir, timeout, job)
+    if status == "ok" and payload.get("status", "ok") == "ok":
+        judge_args = (job["spec_path"], which, device, REVERIFY_SEEDS, str(workdir))
+        status, verdict = run_phase("rejudge", _judge_phase, judge_args, workdir, max(timeout, 300.0), job)
+        if status == "ok" and all(c["status"] == "ok" for c in verdict["cases"]):
+            return None
+        reason = next((c["error"] for c in verdict.get("cases", []) if c["status"] != "ok"), verdict.get("reason"))
+    else:
+        reason = payload.get("reason", status)
+    return EvaluationResult.failure("incorrect", f"speedup above {SUSPICIOUS_SPEEDUP:g}x failed re-verification "
+                                    f"on fresh seeds: {reason}", **base)
 
 
 def _apply_timings(result: EvaluationResult, perf: dict[str, Any]) -> None:
@@ -112,6 +138,9 @@ def _apply_timings(result: EvaluationResult, perf: dict[str, Any]) -> None:
         case = by_name.setdefault(name, CaseResult(name=name))
         case.latency_ms, case.latency_iqr_ms = row["candidate_ms"], row["candidate_iqr_ms"]
         case.eager_ms, case.compile_ms = row.get("eager_ms"), row.get("compile_ms")
+        roof = row.get("roofline") or {}
+        case.floor_ms, case.fraction_of_floor = roof.get("floor_ms"), roof.get("fraction_of_floor")
+        case.bottleneck = roof.get("bottleneck")
         vs_eager.append(case.eager_ms / case.latency_ms)
         if case.compile_ms:
             vs_compile.append(case.compile_ms / case.latency_ms)
@@ -121,6 +150,12 @@ def _apply_timings(result: EvaluationResult, perf: dict[str, Any]) -> None:
     result.speedup_vs_compile = geomean(vs_compile) if vs_compile else None
     result.fitness = result.speedup_vs_compile or result.speedup_vs_eager or 0.0
     result.extra["gpu"] = perf.get("gpu", {})
+    for key in ("profile", "ncu"):
+        if key in perf:
+            result.extra[key] = perf[key]
+    first = result.cases[0] if result.cases else None  # production shapes come first in a spec
+    if first is not None:
+        result.roofline_fraction, result.bottleneck = first.fraction_of_floor, first.bottleneck
 
 
 def _finish(result: EvaluationResult, started: float) -> EvaluationResult:
@@ -162,11 +197,12 @@ def _judge_phase(spec_path: str, which: str, device: str, seeds: list[int], work
     return {"cases": [dataclasses.asdict(c) for c in cases]}
 
 
-def _timing_phase(spec_path: str, cand_path: str, device: str, compile_baseline: bool) -> dict:
+def _timing_phase(spec_path: str, cand_path: str, device: str, compile_baseline: bool,
+                  peaks: dict | None, profile: bool, ncu: bool) -> dict:
     from evaluators.performance import measure
     from evaluators.spec import load_spec
 
-    return measure(load_spec(spec_path), cand_path, device, compile_baseline)
+    return measure(load_spec(spec_path), cand_path, device, compile_baseline, peaks, profile, ncu)
 
 
 # --- forking ------------------------------------------------------------------------------------------

@@ -33,6 +33,12 @@ def worker_settings(target: Target, simulate: bool) -> tuple[dict[str, str], str
     return {}, "cuda"
 
 
+def target_peaks(target: Target) -> dict:
+    """The figures the evaluator's roofline needs, from the target record (plain data for the job)."""
+    return {"dram_gbps": target.dram_bandwidth_gbps, "tflops": dict(target.peak_tflops),
+            "launch_overhead_us": target.launch_overhead_us}
+
+
 class LocalExecutor:
     """Writes each candidate to a scratch file (Triton needs source on disk) and evaluates it."""
 
@@ -52,6 +58,7 @@ class LocalExecutor:
         job = {
             "spec_path": str(spec_path), "candidate_path": str(path), "device": self.device,
             "target": self.target.name, "timeout_s": self.timeout_s, "memory_limit_mb": self.memory_limit_mb,
+            "peaks": target_peaks(self.target),
         }
         return self._worker.evaluate(job)
 
