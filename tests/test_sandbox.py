@@ -1,0 +1,77 @@
+"""The sandbox: hangs time out, exits and crashes are contained, secrets never reach candidates, memory
+is capped, and a dead worker is replaced. Every case goes through real processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from interpreters.sandbox import EvaluationWorker, scrubbed_env
+
+HERE = Path(__file__).parent
+CANDIDATES = HERE / "sandbox_candidates"
+SWISH = HERE.parent / "kernelevolve" / "ops" / "swish.py"
+SEED = HERE.parent / "knowledge_base" / "code_samples" / "swish.py"
+
+
+def job(candidate: Path, **extra) -> dict:
+    return {"spec_path": str(SWISH), "candidate_path": str(candidate), "device": "cpu", "target": "cpu",
+            "timeout_s": 20, **extra}
+
+
+@pytest.fixture(scope="module")
+def worker():
+    with EvaluationWorker({"TRITON_INTERPRET": "1"}) as w:
+        yield w
+
+
+def test_ke_eval_times_out_a_hanging_candidate_within_30s(ke, tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = ke("eval", "--op", "swish", "--hw", "cpu", str(CANDIDATES / "hang.py"), "--timeout", "20", "--json",
+                "--state-dir", str(tmp_path))
+    elapsed = time.monotonic() - started
+    assert result.returncode == 1 and result.json()["status"] == "timeout", result.stderr
+    assert elapsed < 30, f"took {elapsed:.1f} s"
+
+
+def test_ke_eval_reports_os_exit_as_crash_and_survives(ke, tmp_path: Path) -> None:
+    result = ke("eval", "--op", "swish", "--hw", "cpu", str(CANDIDATES / "os_exit.py"), "--timeout", "20", "--json",
+                "--state-dir", str(tmp_path))
+    assert result.returncode == 1
+    assert result.json()["status"] == "crash" and "without a result" in result.json()["reason"]
+
+
+def test_system_exit_is_a_crash_and_the_next_candidate_still_runs(worker) -> None:
+    assert worker.evaluate(job(CANDIDATES / "system_exit.py")).status == "crash"
+    assert worker.evaluate(job(SEED)).status == "ok"
+
+
+def test_candidates_never_see_secrets(monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cret")
+    monkeypatch.setenv("KE_S3_ENDPOINT_URL", "http://127.0.0.1:9")
+    env = scrubbed_env()
+    assert not {"ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "KE_S3_ENDPOINT_URL"} & set(env)
+    with EvaluationWorker({"TRITON_INTERPRET": "1"}) as w:
+        # static checks would reject os.environ outright; turn them off to prove the environment itself is clean
+        result = w.evaluate(job(CANDIDATES / "reads_env.py", static_checks=False))
+    assert result.status == "runtime_error" and "CLEAN" in result.reason, result.reason
+    with EvaluationWorker({"TRITON_INTERPRET": "1"}) as w:
+        assert w.evaluate(job(CANDIDATES / "reads_env.py")).status == "rejected"
+
+
+def test_memory_limit_stops_a_hog_without_killing_the_worker(worker) -> None:
+    hog = worker.evaluate(job(CANDIDATES / "allocates_4g.py", memory_limit_mb=3072))
+    assert hog.status == "runtime_error" and "memory" in hog.reason.lower(), hog.reason
+    assert worker.evaluate(job(SEED)).status == "ok"
+
+
+def test_a_killed_worker_is_restarted(worker) -> None:
+    assert worker._proc is not None
+    os.killpg(worker._proc.pid, signal.SIGKILL)
+    worker._proc.wait()
+    assert worker.evaluate(job(SEED)).status == "ok"
