@@ -93,6 +93,8 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
         "best": ({"node_id": best[0].node_id, "fitness": best[0].fitness, "path": best[0].path_ref,
                   "url": f"{objects.url.rstrip('/')}/{best[0].path_ref}"} if best else None),
     }
+    if best and final.config.get("final"):
+        summary["best"]["remeasured"] = final.config["final"]
     if as_json:
         emit_json(summary)
     else:

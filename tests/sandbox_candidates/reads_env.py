@@ -1,4 +1,5 @@
 import os
+
 import torch
 import triton
 import triton.language as tl
