@@ -43,12 +43,13 @@ class LocalExecutor:
     """Writes each candidate to a scratch file (Triton needs source on disk) and evaluates it."""
 
     def __init__(self, target: Target, scratch: Path, timeout_s: float = 120.0, simulate: bool = False,
-                 memory_limit_mb: int | None = 16384) -> None:
+                 memory_limit_mb: int | None = 16384, ncu: bool = False) -> None:
         env, self.device = worker_settings(target, simulate)
         self.target = target
         self.scratch = scratch
         self.timeout_s = timeout_s
         self.memory_limit_mb = memory_limit_mb
+        self.ncu = ncu
         self._worker = EvaluationWorker(env)
 
     def evaluate(self, spec_path: Path, source: str) -> EvaluationResult:
@@ -58,7 +59,7 @@ class LocalExecutor:
         job = {
             "spec_path": str(spec_path), "candidate_path": str(path), "device": self.device,
             "target": self.target.name, "timeout_s": self.timeout_s, "memory_limit_mb": self.memory_limit_mb,
-            "peaks": target_peaks(self.target),
+            "peaks": target_peaks(self.target), "ncu": self.ncu,
         }
         return self._worker.evaluate(job)
 

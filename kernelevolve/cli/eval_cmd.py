@@ -18,10 +18,11 @@ from kernelevolve.state import ensure_writable, resolve_state
 @click.option("--simulate", is_flag=True)
 @click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
               help="Per-phase timeout in seconds.")
+@click.option("--ncu", is_flag=True, help="Also collect Nsight Compute metrics (device targets, ncu installed).")
 @click.argument("candidate", type=click.Path(dir_okay=False))
 @state_options
 @json_option
-def eval_cmd(op, hw, simulate, timeout_s, candidate, state_dir, store_url, as_json) -> None:
+def eval_cmd(op, hw, simulate, timeout_s, ncu, candidate, state_dir, store_url, as_json) -> None:
     """Evaluate CANDIDATE.py against an operator spec on a target."""
     from evaluators.spec import SpecError, load_spec
     from interpreters.executor import DeviceUnavailable, LocalExecutor
@@ -38,7 +39,7 @@ def eval_cmd(op, hw, simulate, timeout_s, candidate, state_dir, store_url, as_js
         target = get_target(hw)
         paths = resolve_state(state_dir, store_url)
         ensure_writable(paths.root)
-        executor = LocalExecutor(target, paths.scratch, timeout_s=timeout_s, simulate=simulate)
+        executor = LocalExecutor(target, paths.scratch, timeout_s=timeout_s, simulate=simulate, ncu=ncu)
     except (FileNotFoundError, SpecError, DeviceUnavailable, NotImplementedError) as exc:
         raise UserError(str(exc)) from None
     except UnknownTarget as exc:
