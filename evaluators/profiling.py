@@ -52,7 +52,8 @@ def ncu_metrics(spec_path: str, candidate_path: str, case: str, timeout_s: float
 
     Clocks are left alone (``--clock-control none``): we measure the card as we find it.
     """
-    cmd = ["ncu", "--csv", "--clock-control", "none", "--metrics", ",".join(NCU_METRICS),
+    cmd = ["ncu", "--csv", "--clock-control", "none", "--nvtx", "--nvtx-include", "ke_candidate/",
+           "--metrics", ",".join(NCU_METRICS),
            "--target-processes", "all", sys.executable, "-m", "evaluators.ncu_driver", spec_path, candidate_path, case]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     try:
