@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from evaluators.baselines import BaselineCache, cache_key
 from evaluators.candidate import build_pair, load_candidate_class
 from evaluators.correctness import make_inputs
 from evaluators.profiling import kernel_breakdown, ncu_available, ncu_metrics
@@ -17,7 +18,8 @@ TIMING_SEED = 0
 
 
 def measure(spec: OperatorSpec, candidate_path: str, device: str, compile_baseline: bool = True,
-            peaks: dict[str, Any] | None = None, profile: bool = True, ncu: bool = False) -> dict[str, Any]:
+            peaks: dict[str, Any] | None = None, profile: bool = True, ncu: bool = False,
+            baseline_dir: str | None = None) -> dict[str, Any]:
     """Returns {"cases": {name: {candidate_ms, ..._iqr_ms, eager_ms, compile_ms, roofline...}}, "gpu": {...}}.
 
     The first case (production shapes come first in a spec) is also profiled: kernels and launches per
@@ -27,20 +29,31 @@ def measure(spec: OperatorSpec, candidate_path: str, device: str, compile_baseli
     extra: dict[str, Any] = {}
     cls = load_candidate_class(candidate_path)
     reference, candidate = build_pair(spec, cls, TIMING_SEED, device)
-    compiled = torch.compile(reference) if compile_baseline else None
+    compiled = None
+    cache, state = BaselineCache(baseline_dir), gpu_state()
+    versions = {k: state.get(k, "") for k in ("torch", "triton", "driver_version")}
     cases: dict[str, Any] = {}
     for name, inputs in make_inputs(spec, "prod", device, TIMING_SEED).items():
+        key = cache_key(spec.source_hash, name, state.get("name", device), versions)
+        cached = cache.get(key) if compile_baseline else None
         fns = {
             "candidate": lambda m=candidate, a=inputs: m(*a),
             "eager": lambda m=reference, a=inputs: m(*a),
         }
-        if compiled is not None:
+        if compile_baseline and cached is None:
+            compiled = compiled or torch.compile(reference)
             fns["compile"] = lambda m=compiled, a=inputs: m(*a)
         with torch.no_grad():
             timings = interleaved_timings(fns)
         row: dict[str, Any] = {}
-        for key, t in timings.items():
-            row[f"{key}_ms"], row[f"{key}_iqr_ms"], row[f"{key}_reps"] = t.median_ms, t.iqr_ms, t.reps
+        for label, t in timings.items():
+            row[f"{label}_ms"], row[f"{label}_iqr_ms"], row[f"{label}_reps"] = t.median_ms, t.iqr_ms, t.reps
+        if cached is not None:
+            row["compile_ms"] = row["eager_ms"] * cached["compile_over_eager"]
+            row["compile_iqr_ms"], row["compile_from_cache"] = None, True
+        elif compile_baseline:
+            cache.put(key, {"compile_over_eager": row["compile_ms"] / row["eager_ms"], "eager_ms": row["eager_ms"],
+                            "compile_ms": row["compile_ms"], "case": name, "device": state.get("name"), **versions})
         if target_peaks is not None:
             row["roofline"] = analyse(spec.flops(inputs), spec.bytes(inputs), compute_dtype(inputs),
                                       row["candidate_ms"], target_peaks)
@@ -50,4 +63,4 @@ def measure(spec: OperatorSpec, candidate_path: str, device: str, compile_baseli
             if ncu and ncu_available():
                 extra["ncu"] = {"case": name, **ncu_metrics(str(spec.path), candidate_path, name)}
         cases[name] = row
-    return {"cases": cases, "gpu": gpu_state(), **extra}
+    return {"cases": cases, "gpu": state, **extra}

@@ -97,7 +97,8 @@ def evaluate(job: dict[str, Any]) -> EvaluationResult:
         result = EvaluationResult(status="ok", fitness=1.0, cases=cases, launches_per_forward=launches, **base)
         if device != "cpu" and job.get("time", True):
             perf_args = (job["spec_path"], job["candidate_path"], device, bool(job.get("compile_baseline", True)),
-                         job.get("peaks"), bool(job.get("profile", True)), bool(job.get("ncu", False)))
+                         job.get("peaks"), bool(job.get("profile", True)), bool(job.get("ncu", False)),
+                         job.get("baseline_cache_dir"))
             status, perf = run_phase("timing", _timing_phase, perf_args, workdir, max(timeout, 600.0), job)
             if status != "ok":
                 return _finish(EvaluationResult.failure(status, "timing: " + perf["reason"], **base), started)
@@ -198,11 +199,11 @@ def _judge_phase(spec_path: str, which: str, device: str, seeds: list[int], work
 
 
 def _timing_phase(spec_path: str, cand_path: str, device: str, compile_baseline: bool,
-                  peaks: dict | None, profile: bool, ncu: bool) -> dict:
+                  peaks: dict | None, profile: bool, ncu: bool, baseline_dir: str | None) -> dict:
     from evaluators.performance import measure
     from evaluators.spec import load_spec
 
-    return measure(load_spec(spec_path), cand_path, device, compile_baseline, peaks, profile, ncu)
+    return measure(load_spec(spec_path), cand_path, device, compile_baseline, peaks, profile, ncu, baseline_dir)
 
 
 # --- forking ------------------------------------------------------------------------------------------

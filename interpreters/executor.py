@@ -60,6 +60,7 @@ class LocalExecutor:
             "spec_path": str(spec_path), "candidate_path": str(path), "device": self.device,
             "target": self.target.name, "timeout_s": self.timeout_s, "memory_limit_mb": self.memory_limit_mb,
             "peaks": target_peaks(self.target), "ncu": self.ncu,
+            "baseline_cache_dir": str(self.scratch.parent / "baselines"),
         }
         return self._worker.evaluate(job)
 
