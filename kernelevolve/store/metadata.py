@@ -3,18 +3,25 @@
 Concurrency model. A process that has a DuckDB file open for writing holds an exclusive lock on
 it that keeps every other process out, readers included. Yet ``ke show`` must work while a search
 writes, and two searches may share one store. So the store never keeps the file open between
-calls: each public method attaches it (read-only for pure reads, sharing the lock with other
-readers), runs in one transaction and detaches. A connect that meets another process's lock is
-retried with capped exponential backoff and jitter until ``lock_timeout_s``, then fails.
+calls: each public method attaches it (read-only for pure reads), runs in one transaction and
+detaches. Contended access is retried with capped exponential backoff and jitter until
+``lock_timeout_s``, then fails with a one-line StoreError.
+
+Why a lock file next to the database (``<db>.lock``, flock: shared to read, exclusive to write)
+and not DuckDB's own lock alone: DuckDB reads the file header *before* it takes its lock, so a
+process that gets the lock just after another one's checkpoint can work from a stale header.
+Two processes writing back to back then lose commits or fail with "Could not read enough bytes"
+(seen here about once in ten runs of 2 x 150 writes under CPU load). Taking our lock first closes
+that window; DuckDB's lock still guards against programs outside this protocol.
 
 Cost. Creating a DuckDB instance takes ~17 ms even in memory, so each process keeps one
 in-memory "host" connection per store file and ``ATTACH``/``DETACH``es the file on it (~2 ms to
 read, ~6 ms to write and checkpoint). Threads of one process are serialised per file by an
-in-process lock: the host connection is not shareable and file locks do not separate threads.
+in-process lock: the host connection is not shareable.
 
-Fairness. Retrying alone lets a process that writes back to back keep the lock almost all the
-time. A process that had to wait therefore touches ``<db>.waiting``; a process about to attach
-that sees a fresh marker holds off (briefly, bounded) until the waiter got in and removed it.
+Fairness. Polling alone lets a process that writes back to back keep the lock almost all the
+time. A process that had to wait therefore sets the lock file's mtime to now; one about to lock
+that sees a fresh mtime holds off (bounded) until the waiter got in and set it back to 0.
 
 ``batch()`` keeps the file attached and one transaction open for many writes (bulk inserts);
 nodes added inside it are buffered and written column-wise, ~50x faster than row by row.
@@ -22,6 +29,7 @@ nodes added inside it are buffered and written column-wise, ~50x faster than row
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import random
@@ -44,7 +52,6 @@ _LOCK_CONFLICT = ("Could not set lock", "Conflicting lock")
 _BACKOFF_START_S, _BACKOFF_GROWTH, _BACKOFF_CAP_S = 0.002, 1.5, 0.2  # ~0.6 s to reach the cap
 _WAITER_FRESH_S = 0.4  # > the longest sleep of a waiter (cap x 1.5 jitter): fresher = still waiting
 _MAX_YIELD_S = 0.5  # the longest an attaching process defers to a waiter
-_CREATE_GRACE_S = 1.0  # how long a freshly created, still invalid file may take to become a database
 _FLUSH_ROWS = 5000
 _NODE_NAMES = [name for name, _ in schema.NODE_COLUMNS]
 _CASE_NAMES = [name for name, _ in schema.CASE_COLUMNS]
@@ -70,7 +77,8 @@ class _FileState:
 
     lock: threading.RLock = field(default_factory=threading.RLock)
     host: duckdb.DuckDBPyConnection | None = None  # in-memory; the file is attached only per call
-    pid: int = 0  # the process that made ``host``: a forked child must not reuse it
+    lock_fd: int | None = None  # the open ``<db>.lock``; None where it cannot be opened
+    pid: int = 0  # the process that opened ``host`` and ``lock_fd``: a forked child needs its own
     batch: _Batch | None = None
 
 
@@ -89,7 +97,7 @@ class MetadataStore:
         self.path = Path(path).expanduser()
         self.lock_timeout_s = lock_timeout_s
         self._real = Path(os.path.realpath(self.path))  # what is attached: immune to later chdir
-        self._waiting = self._real.with_name(self._real.name + ".waiting")
+        self._lockfile = self._real.with_name(self._real.name + ".lock")
         with _FILES_LOCK:
             self._file = _FILES.setdefault(str(self._real), _FileState())
         try:
@@ -125,75 +133,97 @@ class MetadataStore:
         deadline = time.monotonic() + _MAX_YIELD_S
         while time.monotonic() < deadline:
             try:
-                if time.time() - os.stat(self._waiting).st_mtime > _WAITER_FRESH_S:
+                if time.time() - os.stat(self._lockfile).st_mtime > _WAITER_FRESH_S:
                     return
             except OSError:
                 return
             time.sleep(0.002)
 
-    def _young(self) -> bool:
+    def _process_state(self) -> _FileState:
+        state = self._file
+        if state.pid != os.getpid():  # first use in this process, or a forked child
+            state.host, state.lock_fd, state.pid = None, self._open_lockfile(), os.getpid()
+        if state.host is None:
+            state.host = duckdb.connect(":memory:")
+        return state
+
+    def _open_lockfile(self) -> int | None:
         try:
-            return time.time() - os.stat(self._real).st_mtime < _CREATE_GRACE_S
+            fd = os.open(self._lockfile, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+            os.utime(self._lockfile, (0, 0))  # a fresh mtime means "someone is waiting"
+            return fd
+        except FileExistsError:
+            pass
         except OSError:
-            return True  # vanished or not yet visible: let the retry find out
+            return None
+        for flags in (os.O_RDWR, os.O_RDONLY):  # read-only: a directory nobody writes through us
+            with suppress(OSError):
+                return os.open(self._lockfile, flags)
+        return None
 
     def _attach(self, read_only: bool) -> duckdb.DuckDBPyConnection:
-        """Attach the file to this process's host connection, waiting out other processes' locks."""
-        state = self._file
-        if state.host is None or state.pid != os.getpid():
-            state.host, state.pid = duckdb.connect(":memory:"), os.getpid()
+        """Take the lock file, then attach the database to this process's host connection."""
+        state = self._process_state()
         quoted = "'" + str(self._real).replace("'", "''") + "'"
         attach = f"ATTACH {quoted} AS {_CATALOG}" + (" (READ_ONLY)" if read_only else "")
+        mode = (fcntl.LOCK_SH if read_only else fcntl.LOCK_EX) | fcntl.LOCK_NB
         self._yield_to_waiters()
-        start = time.monotonic()
-        deadline = start + self.lock_timeout_s
-        delay, waited = _BACKOFF_START_S, False
+        deadline = time.monotonic() + self.lock_timeout_s
+        delay, waited, locked = _BACKOFF_START_S, False, state.lock_fd is None
         try:
             while True:
                 try:
+                    if not locked:
+                        fcntl.flock(state.lock_fd, mode)
+                        locked = True
                     state.host.execute(attach)
                     break
+                except BlockingIOError:
+                    pass  # another KernelEvolve process is in the store
                 except duckdb.IOException as e:
                     message = str(e)
                     if "not a valid DuckDB database" in message:
-                        # Another process may be creating the file (it exists before its header and
-                        # lock do): a young file gets a short grace, an old one is simply not ours.
-                        if not self._young() or time.monotonic() - start > _CREATE_GRACE_S:
-                            raise StoreError(f"metadata store {self.path} is not a DuckDB database") from e
-                    elif not any(marker in message for marker in _LOCK_CONFLICT):
+                        raise StoreError(f"metadata store {self.path} is not a DuckDB database") from e
+                    if not any(marker in message for marker in _LOCK_CONFLICT):
                         raise StoreError(f"metadata store {self.path}: {_first_line(e)}") from e
+                    # else a program outside this protocol (duckdb CLI, say) holds DuckDB's lock
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise self._locked()
                 waited = True
                 with suppress(OSError):
-                    self._waiting.touch()
+                    os.utime(self._lockfile)  # "someone is waiting"
                 time.sleep(min(remaining, delay * random.uniform(0.5, 1.5)))
                 delay = min(delay * _BACKOFF_GROWTH, _BACKOFF_CAP_S)
+            state.host.execute(f"USE {_CATALOG}")
+        except BaseException:
+            if state.host is not None and locked:
+                self._detach()
+            raise
         finally:
             if waited:
                 with suppress(OSError):
-                    self._waiting.unlink()
-        try:
-            state.host.execute(f"USE {_CATALOG}")
-        except BaseException:
-            self._detach()
-            raise
+                    os.utime(self._lockfile, (0, 0))  # got in (or gave up): stop holding others off
         return state.host
 
     def _detach(self) -> None:
-        """Roll back anything still open and release the file (and its lock)."""
-        host = self._file.host
-        with suppress(duckdb.Error):
-            host.rollback()
+        """Roll back anything still open, release the database and then the lock file."""
+        state = self._file
         try:
-            host.execute("USE memory")
-            host.execute(f"DETACH {_CATALOG}")
-        except duckdb.Error:
-            # A host that cannot detach may still hold the file lock: drop it whole.
             with suppress(duckdb.Error):
-                host.close()
-            self._file.host = None
+                state.host.rollback()
+            try:
+                state.host.execute("USE memory")
+                if _CATALOG in {row[0] for row in state.host.execute("SHOW DATABASES").fetchall()}:
+                    state.host.execute(f"DETACH {_CATALOG}")
+            except duckdb.Error:
+                # A host that cannot detach may still hold the file: drop it whole.
+                with suppress(duckdb.Error):
+                    state.host.close()
+                state.host = None
+        finally:
+            if state.lock_fd is not None:
+                fcntl.flock(state.lock_fd, fcntl.LOCK_UN)
 
     def _own_batch(self) -> _Batch | None:
         batch = self._file.batch
