@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from evaluators.candidate import CandidateError, build_pair, flatten_outputs, load_candidate_class
-from evaluators.guard import ForwardGuard
+from evaluators.guard import ForwardGuard, install_launch_hooks, integrity_fingerprint, threads_started
 from evaluators.result import CaseResult
 from evaluators.spec import Case, OperatorSpec
 
@@ -34,6 +34,9 @@ def run_candidate(
     spec: OperatorSpec, candidate_path: str, which: str, device: str, seeds: list[int]
 ) -> tuple[dict[str, Any], dict[str, list[torch.Tensor]]]:
     """Run the candidate on every case and seed; returns (report, outputs keyed 'seed/case/call')."""
+    install_launch_hooks()
+    fingerprint = integrity_fingerprint()
+    threads_before = threads_started()
     cls = load_candidate_class(candidate_path)
     outputs: dict[str, list[torch.Tensor]] = {}
     launches: list[int] = []
@@ -45,7 +48,10 @@ def run_candidate(
         for name, inputs in first.items():
             out1, n1 = _guarded_call(candidate, inputs, name)
             kept = [t.detach().clone() for t in out1]
-            out2, n2 = _guarded_call(candidate, fresh[name], name)
+            # The second call reuses the first call's input tensors, refilled with fresh values: a result
+            # memoised on object identity or data_ptr then returns stale data and fails the judge.
+            refill(inputs, fresh[name])
+            out2, n2 = _guarded_call(candidate, inputs, name)
             for before, after in zip(kept, out1, strict=False):
                 if not _same(before, after):
                     raise Rejected(f"case {name}: output of the first call changed during the second call "
@@ -53,12 +59,24 @@ def run_candidate(
             outputs[f"{seed}/{name}/1"] = [t.detach().cpu() for t in out1]
             outputs[f"{seed}/{name}/2"] = [t.detach().cpu() for t in out2]
             launches += [n1, n2]
+    if integrity_fingerprint() != fingerprint:
+        raise Rejected("the candidate modified the evaluator's checking machinery")
+    if threads_started() > threads_before:
+        raise Rejected("the candidate started a thread (work hidden from the op recorder)")
     report = {"launches_per_forward": sum(launches) / max(len(launches), 1)}
     return report, outputs
 
 
+def refill(targets: Case, sources: Case) -> None:
+    with torch.no_grad():
+        for target, source in zip(targets, sources, strict=True):
+            if isinstance(target, torch.Tensor):
+                target.copy_(source)
+
+
 def _guarded_call(model: torch.nn.Module, inputs: Case, case: str) -> tuple[list[torch.Tensor], int]:
     snapshot = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in inputs]
+    threads_at_call = threads_started()
     try:
         with torch.no_grad(), ForwardGuard() as guard:
             out = model(*inputs)
@@ -67,6 +85,8 @@ def _guarded_call(model: torch.nn.Module, inputs: Case, case: str) -> tuple[list
     except Exception as exc:
         raise _classify_exception(exc, case) from None
     flat = flatten_outputs(out)
+    if threads_started() > threads_at_call:
+        raise Rejected(f"case {case}: forward started a thread (work hidden from the op recorder)")
     bad_ops = guard.disallowed_ops()
     if bad_ops:
         raise Rejected(f"case {case}: forward ran torch compute ops outside Triton kernels: {', '.join(bad_ops)}")

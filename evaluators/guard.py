@@ -35,6 +35,10 @@ ALLOWED_OPS = frozenset(
         "is_contiguous", "lift_fresh", "_to_copy_noop",
     }
 )
+# What Triton's CPU interpreter itself dispatches while marshalling a launch's arguments.
+INTERPRETER_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "set_",
+                             "copy_", "alias", "view", "as_strided", "detach", "_to_copy", "lift_fresh"})
+ALLOWED_OPS = ALLOWED_OPS | {"full", "full_like", "new_full", "fill_"}
 INT_POISON = -1234567
 
 
@@ -47,11 +51,40 @@ _state = _LaunchState()
 _hooked = False
 
 
+_threads_started = [0]  # process-wide: a thread started anywhere counts
+
+
+def _install_thread_hooks() -> None:
+    """Count thread starts: a dispatch mode is thread-local, so work on another thread would be unseen."""
+    import _thread
+    import threading
+
+    original_start, original_new = threading.Thread.start, _thread.start_new_thread
+
+    def start(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _threads_started[0] += 1
+        return original_start(self, *args, **kwargs)
+
+    def start_new_thread(*args: Any, **kwargs: Any) -> Any:
+        _threads_started[0] += 1
+        return original_new(*args, **kwargs)
+
+    threading.Thread.start = start
+    _thread.start_new_thread = start_new_thread
+    threading._start_new_thread = start_new_thread  # what Thread.start calls on CPython 3.11-3.12
+
+
+def threads_started() -> int:
+    return _threads_started[0]
+
+
 def install_launch_hooks() -> None:
-    """Wrap Triton's launch entry points once per process to count launches and mark their extent."""
+    """Wrap Triton's launch entry points once per process to count launches and mark their extent,
+    and count thread starts."""
     global _hooked
     if _hooked:
         return
+    _install_thread_hooks()
     import triton.runtime.jit as jit
 
     targets = [jit.JITFunction]
@@ -121,6 +154,7 @@ class ForwardGuard(TorchDispatchMode):
         super().__init__()
         self.poison = poison
         self.ops: Counter[str] = Counter()
+        self.launch_ops: Counter[str] = Counter()
         self.launches = 0
         self._start = 0
 
@@ -135,8 +169,11 @@ class ForwardGuard(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         out = func(*args, **(kwargs or {}))
-        if _state.depth:
-            return out  # the Triton interpreter's own marshalling, not the candidate's compute
+        if _state.depth:  # inside a launch: only the interpreter's own marshalling may dispatch ATen ops
+            name = op_name(func)
+            if name not in INTERPRETER_OPS:
+                self.launch_ops[name] += 1
+            return out
         self.ops[op_name(func)] += 1
         if self.poison and func in _EMPTY and isinstance(out, torch.Tensor) and out.numel():
             if out.is_floating_point() or out.is_complex():
@@ -148,4 +185,24 @@ class ForwardGuard(TorchDispatchMode):
         return out
 
     def disallowed_ops(self) -> list[str]:
-        return sorted(name for name in self.ops if name not in ALLOWED_OPS)
+        outside = {name for name in self.ops if name not in ALLOWED_OPS}
+        return sorted(outside | set(self.launch_ops))
+
+
+def integrity_fingerprint() -> tuple:
+    """Identities of the checking machinery, taken before untrusted code loads and compared after it ran:
+    a candidate that patches the guard from inside its own process is caught by the change."""
+    import threading
+
+    import triton.runtime.jit as jit
+
+    parts = [threading.Thread.start, ForwardGuard.__torch_dispatch__, ForwardGuard.disallowed_ops,
+             ForwardGuard.__enter__, ForwardGuard.__exit__, jit.JITFunction.run, torch.Tensor.__torch_dispatch__,
+             torch.equal, torch.Tensor.clone, TorchDispatchMode.__enter__]
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        parts.append(InterpretedFunction.run)
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(id(p) for p in parts) + (frozenset(ALLOWED_OPS), frozenset(INTERPRETER_OPS))

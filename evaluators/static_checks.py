@@ -40,7 +40,9 @@ FORBIDDEN_BUILTINS = {"exec", "eval", "compile", "__import__", "globals", "local
                       "open", "input", "setattr", "delattr"}
 INTROSPECTION_ATTRS = {"__globals__", "__builtins__", "__subclasses__", "__code__", "__closure__", "__dict__",
                        "f_back", "f_locals", "f_globals", "gi_frame", "tb_frame", "__import__", "__loader__",
-                       "_getframe", "__self__", "__func__", "__bases__", "__mro__", "__reduce__"}
+                       "_getframe", "__self__", "__func__", "__bases__", "__mro__", "__reduce__", "__setattr__",
+                       "__getattribute__", "__delattr__", "__class__", "__spec__", "__getattr__", "__base__",
+                       "__reduce_ex__", "__init_subclass__", "__set_name__", "__wrapped__"}
 
 
 @dataclass(frozen=True)
@@ -60,10 +62,47 @@ def check_source(source: str) -> list[Violation]:
     except SyntaxError:
         return []  # reported as compile_error when the module is loaded
     checker = _Checker()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            (checker.kernels if any(_is_triton_jit(d) for d in stmt.decorator_list) else
+             checker.module_functions).add(stmt.name)
     checker.visit(tree)
     if not checker.kernels:
         checker.add("no-kernel", "no @triton.jit kernel is defined", 1)
     return sorted(checker.violations, key=lambda v: v.line)
+
+
+# Modules a candidate may reach through attribute chains (``torch.nn.functional`` only for ``F.pad``-free
+# code: its calls are torch compute and are rejected by the call rule).
+REACHABLE_MODULES = {"torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.cuda", "torch.nn.modules",
+                     "triton", "triton.language", "triton.language.extra", "triton.language.extra.libdevice",
+                     "triton.language.math", "triton.language.core", "triton.language.standard",
+                     "math", "typing", "functools", "itertools", "dataclasses", "collections", "operator", "enum",
+                     "os", "os.path", "sys"}
+FORBIDDEN_NAMES = {"getattr", "methodcaller", "attrgetter", "type", "object", "super_", "memoryview"}
+ARRAY_METHODS = {"numpy", "tolist", "__array__", "__array_interface__", "__cuda_array_interface__",
+                 "__dlpack__", "untyped_storage", "storage"}
+
+
+def _resolve(module_name: str, attrs: list[str]) -> tuple[str | None, object]:
+    """Walk ``module.attr1.attr2`` on the real, trusted module; returns (offending path, value)."""
+    import importlib
+    import types
+
+    try:
+        value: object = importlib.import_module(module_name)
+    except Exception:  # noqa: BLE001 - an unimportable module is reported by the import rules
+        return None, None
+    path = module_name
+    for attr in attrs:
+        path = f"{path}.{attr}"
+        try:
+            value = getattr(value, attr)
+        except AttributeError:
+            return None, None
+        if isinstance(value, types.ModuleType) and value.__name__ not in REACHABLE_MODULES:
+            return path, value
+    return None, value
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -85,6 +124,8 @@ def _is_triton_jit(decorator: ast.AST) -> bool:
 
 class _Checker(ast.NodeVisitor):
     def __init__(self) -> None:
+        self._inner_attrs: set[int] = set()
+        self.module_functions: set[str] = set()
         self.violations: list[Violation] = []
         self.aliases: dict[str, str] = {}  # local name -> fully qualified module/object
         self.kernels: set[str] = set()
@@ -156,9 +197,56 @@ class _Checker(ast.NodeVisitor):
             self.add("process", f"uses '{module}.{node.attr}' (environment, files, processes or frames)", node.lineno)
         if node.attr in INTROSPECTION_ATTRS:
             self.add("introspection", f"introspection through '{node.attr}'", node.lineno)
+        elif node.attr in ARRAY_METHODS:
+            self.add("host-copy", f"'.{node.attr}' exposes tensor memory to host code", node.lineno)
+        if not isinstance(getattr(node, "ctx", None), ast.Load) or not self._is_chain_top(node):
+            self.generic_visit(node)
+            return
+        chain = _dotted(node)
+        if chain:
+            head, *attrs = chain.split(".")
+            full = self.aliases.get(head)
+            if full is not None:
+                self._check_chain(full, attrs, node.lineno)
         self.generic_visit(node)
 
+    def _is_chain_top(self, node: ast.Attribute) -> bool:
+        return id(node) not in self._inner_attrs
+
+    def visit_Module(self, node: ast.Module) -> None:
+        for sub in ast.walk(node):  # mark inner links of attribute chains, so each chain is checked once
+            if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Attribute):
+                self._inner_attrs.add(id(sub.value))
+        self.generic_visit(node)
+
+    def _check_chain(self, full: str, attrs: list[str], line: int) -> None:
+        base, *prefix = full.split(".")
+        walk = prefix + attrs
+        if base in PROCESS_MODULES:
+            return  # its own allow-list applies (visit_Attribute)
+        private = [a for a in walk if a.startswith("_") and not (a.startswith("__") and a.endswith("__"))]
+        if private:
+            self.add("private", f"reaches private name '{private[0]}' of '{base}'", line)
+            return
+        bad, _ = _resolve(base, walk)
+        if bad:
+            self.add("module-escape", f"reaches module '{bad}' through an allowed import", line)
+        qualified = ".".join([base, *walk])
+        if base == "torch" and self._forbidden_torch(qualified) and not qualified.startswith("torch.nn.functional"):
+            self.add("torch-internals", f"uses '{qualified}'", line)
+
+    def _check_kernel_name(self, node: ast.Name) -> None:
+        full = self.aliases.get(node.id)
+        if full is not None and not full.startswith("triton") and full.split(".")[0] not in ("math",):
+            self.add("kernel-body", f"kernel body uses '{node.id}' ({full}): kernels may only use Triton", node.lineno)
+        elif node.id in self.module_functions and node.id not in self.kernels:
+            self.add("kernel-body", f"kernel body calls host function '{node.id}'", node.lineno)
+
     def visit_Name(self, node: ast.Name) -> None:
+        if self._in_kernel and isinstance(node.ctx, ast.Load):
+            self._check_kernel_name(node)
+        if node.id in FORBIDDEN_NAMES and isinstance(node.ctx, ast.Load):
+            self.add("dynamic", f"'{node.id}' (dynamic attribute or type access)", node.lineno)
         if node.id in ("PytorchModel", "Model", "get_inputs", "get_init_inputs"):
             self.add("reference", f"reference to the spec's '{node.id}'", node.lineno)
         if node.id in INTROSPECTION_ATTRS:
@@ -174,9 +262,14 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _check_store(self, target: ast.AST) -> None:
-        if isinstance(target, ast.Attribute):
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._check_store(element)
+        elif isinstance(target, ast.Attribute):
             owner = _dotted(target.value)
-            if owner and owner.split(".")[0] in self.aliases:
+            if owner is None:
+                self.add("patch", f"assignment to attribute '{target.attr}' of a computed object", target.lineno)
+            elif owner.split(".")[0] in self.aliases:
                 self.add("patch", f"assignment to module attribute '{owner}.{target.attr}'", target.lineno)
 
     def visit_Call(self, node: ast.Call) -> None:

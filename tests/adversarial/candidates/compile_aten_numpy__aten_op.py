@@ -1,0 +1,21 @@
+# op: swish
+# expect: rejected
+# reason: calls 'torch.ops.aten.silu.default' outside a Triton kernel
+# why: calls the ATen kernel directly through torch.ops
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _noop_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    # reads a block and throws it away: a launch for the launch counter, no work
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+
+
+class TritonModel(nn.Module):
+    def forward(self, x):
+        _noop_kernel[(1,)](x, x.numel(), BLOCK=16)
+        return torch.ops.aten.silu.default(x)

@@ -1,0 +1,26 @@
+# op: swish
+# expect: rejected
+# reason: forbidden import 'numpy'
+# why: computes the result with numpy and copies it into the output
+import numpy as np
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _noop_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    # reads a block and throws it away: a launch for the launch counter, no work
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+
+
+class TritonModel(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        a = x.numpy()
+        y.numpy()[...] = a / (1.0 + np.exp(-a))
+        _noop_kernel[(1,)](x, x.numel(), BLOCK=16)
+        return y

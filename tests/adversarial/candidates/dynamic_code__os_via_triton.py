@@ -1,0 +1,24 @@
+# op: swish
+# expect: rejected
+# reason: reaches module 'triton.backends'
+# why: reads os.environ through triton.backends.amd.compiler.os (os reached as an attribute of an allowed module, never imported), bypassing the rule that allows os only for process exits
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _swish_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    tl.store(y_ptr + offs, (x * tl.sigmoid(x)).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+class TritonModel(nn.Module):
+    def forward(self, x):
+        self.seen_env = len(triton.backends.amd.compiler.os.environ)
+        y = torch.empty_like(x)
+        _swish_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y

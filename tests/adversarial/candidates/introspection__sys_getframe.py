@@ -1,0 +1,24 @@
+# op: swish
+# expect: rejected
+# reason: introspection through 'f_locals'
+# why: reads the evaluator's locals through sys._getframe(1).f_locals (importing sys is allowed for sys.exit; frames are not)
+import sys
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _noop_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    # reads a block and throws it away: a launch for the launch counter, no work
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+
+
+class TritonModel(nn.Module):
+    def forward(self, x):
+        _noop_kernel[(1,)](x, x.numel(), BLOCK=16)
+        caller = sys._getframe(1).f_locals
+        return caller.get("expected", x)

@@ -1,0 +1,23 @@
+# op: swish
+# expect: incorrect
+# reason: exceeds atol=0.0001
+# why: second-order Taylor swish(x) ~ x/2 + x^2/4: right only for inputs near 0, wrong on the N(0,1) tails
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _swish_taylor(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(y_ptr + offs, 0.5 * x + 0.25 * x * x, mask=mask)
+
+
+class TritonModel(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        _swish_taylor[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y

@@ -1,0 +1,22 @@
+# op: swish
+# expect: incorrect
+# reason: exceeds atol=0.0001
+# why: returns zeros (a zero-filled allocation plus a dummy launch): swish(x) is not ~0, the tolerances are tight
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _noop_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    # reads a block and throws it away: a launch for the launch counter, no work
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+
+
+class TritonModel(nn.Module):
+    def forward(self, x):
+        y = torch.zeros_like(x)
+        _noop_kernel[(1,)](x, x.numel(), BLOCK=16)
+        return y

@@ -1,0 +1,27 @@
+# op: swish
+# expect: rejected
+# reason: uses a side stream or graph 'torch.cuda.stream'
+# why: wraps the launch in `with torch.cuda.stream(...)` so the kernel runs off the timed stream
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _swish_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    tl.store(y_ptr + offs, (x * tl.sigmoid(x)).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+class TritonModel(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        if x.is_cuda:
+            with torch.cuda.stream(torch.cuda.Stream()):
+                _swish_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        else:
+            _swish_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y

@@ -1,0 +1,25 @@
+# op: swish
+# expect: rejected
+# reason: forward ran torch compute ops outside Triton kernels: silu
+# why: nn.SiLU built in __init__ (nn.* constructors are allowed) and called in forward; the ATen recorder sees silu
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _noop_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    # reads a block and throws it away: a launch for the launch counter, no work
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+
+
+class TritonModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.SiLU()
+
+    def forward(self, x):
+        _noop_kernel[(1,)](x, x.numel(), BLOCK=16)
+        return self.act(x)
