@@ -95,7 +95,13 @@ def evaluate(job: dict[str, Any]) -> EvaluationResult:
             res.launches_per_forward = launches
             return _finish(res, started)
         result = EvaluationResult(status="ok", fitness=1.0, cases=cases, launches_per_forward=launches, **base)
-        if device != "cpu" and job.get("time", True):
+        if job.get("simulate"):
+            sim_args = (job["spec_path"], job["candidate_path"], job["simulate"])
+            status, sim = run_phase("simulate", _simulate_phase, sim_args, workdir, max(timeout, 300.0), job)
+            if status != "ok":
+                return _finish(EvaluationResult.failure(status, "simulation: " + sim["reason"], **base), started)
+            _apply_simulation(result, sim, job.get("peaks"))
+        elif device != "cpu" and job.get("time", True):
             perf_args = (job["spec_path"], job["candidate_path"], device, bool(job.get("compile_baseline", True)),
                          job.get("peaks"), bool(job.get("profile", True)), bool(job.get("ncu", False)),
                          job.get("baseline_cache_dir"))
@@ -159,6 +165,32 @@ def _apply_timings(result: EvaluationResult, perf: dict[str, Any]) -> None:
         result.roofline_fraction, result.bottleneck = first.fraction_of_floor, first.bottleneck
 
 
+def _apply_simulation(result: EvaluationResult, sim: dict[str, Any], peaks: dict | None) -> None:
+    from evaluators.roofline import Peaks, analyse
+
+    by_name = {c.name: c for c in result.cases}
+    ratios = []
+    for name, row in sim["cases"].items():
+        case = by_name.setdefault(name, CaseResult(name=name))
+        case.latency_ms, case.eager_ms = row["candidate_ms"], row["eager_ms"]
+        ratios.append(case.eager_ms / case.latency_ms)
+        target_peaks = Peaks.from_dict(peaks)
+        if target_peaks is not None:
+            dram = sum(lc["dram_read_bytes"] + lc["dram_write_bytes"] for lc in row["launches"])
+            roof = analyse(None, dram, "fp32", case.latency_ms, target_peaks)
+            case.floor_ms, case.fraction_of_floor = roof["floor_ms"], roof["fraction_of_floor"]
+        limits = [lc["limit"] for lc in row["launches"]]
+        case.bottleneck = max(set(limits), key=limits.count) if limits else None
+    result.cases = list(by_name.values())
+    result.simulated, result.timed = True, False
+    result.speedup_vs_eager = geomean(ratios)
+    result.fitness = result.speedup_vs_eager or 0.0
+    result.extra["simulation"] = sim
+    first = result.cases[0] if result.cases else None
+    if first is not None:
+        result.roofline_fraction, result.bottleneck = first.fraction_of_floor, first.bottleneck
+
+
 def _finish(result: EvaluationResult, started: float) -> EvaluationResult:
     result.eval_seconds = round(time.monotonic() - started, 3)
     return result
@@ -196,6 +228,13 @@ def _judge_phase(spec_path: str, which: str, device: str, seeds: list[int], work
     outputs = torch.load(Path(workdir) / "candidate_outputs.pt", weights_only=True)
     cases = judge(load_spec(spec_path), which, device, seeds, outputs)
     return {"cases": [dataclasses.asdict(c) for c in cases]}
+
+
+def _simulate_phase(spec_path: str, cand_path: str, hardware: dict) -> dict:
+    from evaluators.simulation import simulate
+    from evaluators.spec import load_spec
+
+    return simulate(load_spec(spec_path), cand_path, hardware)
 
 
 def _timing_phase(spec_path: str, cand_path: str, device: str, compile_baseline: bool,

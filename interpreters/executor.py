@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from evaluators.identity import source_hash
@@ -16,12 +17,9 @@ class DeviceUnavailable(Exception):
 
 def worker_settings(target: Target, simulate: bool) -> tuple[dict[str, str], str]:
     """Environment and device for the worker that serves ``target``."""
-    if simulate or target.always_simulated:
-        raise NotImplementedError(
-            f"simulated evaluation ('{target.name}'{' with --simulate' if simulate else ''}) is not supported yet "
-            "(planned: issue #4)"
-        )
-    if target.interpreter == "cpu":
+    if simulate and target.interpreter == "cpu":
+        raise NotImplementedError("--simulate needs a hardware target to model; 'cpu' is the interpreter itself")
+    if simulate or target.always_simulated or target.interpreter == "cpu":
         return {"TRITON_INTERPRET": "1"}, "cpu"
     from interpreters.targets import is_present
 
@@ -39,12 +37,21 @@ def target_peaks(target: Target) -> dict:
             "launch_overhead_us": target.launch_overhead_us}
 
 
+def hardware_record(target: Target) -> dict:
+    """The target record as plain data for the simulator's cost model (extra TOML keys included)."""
+    record = dataclasses.asdict(target)
+    extra = record.pop("extra", {})
+    record["device_match"] = list(target.device_match)
+    return {**extra, **record}
+
+
 class LocalExecutor:
     """Writes each candidate to a scratch file (Triton needs source on disk) and evaluates it."""
 
     def __init__(self, target: Target, scratch: Path, timeout_s: float = 120.0, simulate: bool = False,
                  memory_limit_mb: int | None = 16384, ncu: bool = False) -> None:
         env, self.device = worker_settings(target, simulate)
+        self.simulated = simulate or target.always_simulated
         self.target = target
         self.scratch = scratch
         self.timeout_s = timeout_s
@@ -62,6 +69,8 @@ class LocalExecutor:
             "peaks": target_peaks(self.target), "ncu": self.ncu,
             "baseline_cache_dir": str(self.scratch.parent / "baselines"),
         }
+        if self.simulated:
+            job["simulate"] = hardware_record(self.target)
         return self._worker.evaluate(job)
 
     def close(self) -> None:

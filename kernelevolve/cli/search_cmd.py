@@ -80,7 +80,8 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
         if resume_id is None:
             cfg = SearchConfig(op=spec.name, spec_path=str(spec.path), hw=target.name, strategy=strategy,
                                budget=budget, seed=seed, operator=operator_name, drafts=drafts,
-                               timeout_s=timeout_s, time_limit_s=time_limit, simulate=simulate)
+                               timeout_s=timeout_s, time_limit_s=time_limit,
+                               simulate=simulate or target.always_simulated)
             run = create_run(meta, objects, cfg, spec.path.read_text(encoding="utf-8"))
         final = _drive(run, meta, objects, executor_obj, policy)
     finally:
