@@ -130,6 +130,7 @@ class _Checker(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}  # local name -> fully qualified module/object
         self.kernels: set[str] = set()
         self._in_kernel = 0
+        self._in_init = 0
 
     def add(self, code: str, message: str, line: int) -> None:
         self.violations.append(Violation(code, message, line))
@@ -170,6 +171,11 @@ class _Checker(ast.NodeVisitor):
 
     # --- definitions -------------------------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if node.name == "__init__":  # building parameters is not forward compute: values are copied in anyway
+            self._in_init += 1
+            self.generic_visit(node)
+            self._in_init -= 1
+            return
         if any(_is_triton_jit(d) for d in node.decorator_list):
             self.kernels.add(node.name)
             self._in_kernel += 1
@@ -296,6 +302,8 @@ class _Checker(ast.NodeVisitor):
                 self.add("timer", f"touches the timing machinery '{qualified}'", line)
             elif self._forbidden_torch(qualified):
                 self.add("torch-compute", f"calls '{qualified}' outside a Triton kernel", line)
+            elif self._in_init:
+                pass  # parameter construction: compute here cannot see inputs, and values are copied in
             elif short and short not in ALLOWED_TORCH_CALLS and not short.startswith(("nn.", "cuda.get_", "float",
                                                                                       "int", "bfloat", "bool")):
                 kind = "torch-factory" if short in TENSOR_FACTORIES else "torch-compute"
