@@ -1,0 +1,51 @@
+"""Issue #4's acceptance commands: simulated targets answer with a time and ``simulated: true`` within a
+minute on a 2-core machine; device targets without a device refuse with a hint instead of simulating."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from conftest import REPO_ROOT
+
+SAMPLES = Path(REPO_ROOT) / "knowledge_base" / "code_samples"
+
+
+def test_mtia_v3_eval_is_simulated(ke, tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = ke("eval", "--op", "swish", "--hw", "mtia-v3", str(SAMPLES / "swish.py"), "--json",
+                "--state-dir", str(tmp_path))
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stderr
+    payload = result.json()
+    assert payload["status"] == "ok" and payload["simulated"] is True and payload["timed"] is False
+    timed = [c for c in payload["cases"] if c["latency_ms"]]
+    assert {c["name"] for c in timed} == {"4096x4096", "1M", "odd_2049x1000"}  # the production cases
+    assert all(c["latency_ms"] > 0 and c["eager_ms"] > 0 for c in timed)
+    assert payload["fitness"] > 0
+    assert elapsed < 60, f"took {elapsed:.0f} s"
+
+
+def test_conv1d_on_mi350_with_simulate(ke, tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = ke("eval", "--op", "conv1d", "--hw", "mi350", "--simulate", str(SAMPLES / "conv1d.py"), "--json",
+                "--state-dir", str(tmp_path))
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stderr
+    payload = result.json()
+    assert payload["simulated"] is True and payload["target"] == "mi350"
+    prod = {c["name"]: c for c in payload["cases"] if c["latency_ms"]}
+    assert set(prod) == {"prod_fp16", "prod_fp32"}
+    assert prod["prod_fp32"]["latency_ms"] > prod["prod_fp16"]["latency_ms"]  # twice the bytes, slower math
+    assert elapsed < 60, f"took {elapsed:.0f} s"
+
+
+def test_simulated_search_records_simulation(ke, tmp_path: Path) -> None:
+    result = ke("search", "--op", "swish", "--hw", "mtia-v3", "--budget", "3", "--json",
+                "--state-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    summary = result.json()
+    assert summary["simulated"] is True and summary["nodes"] == 3
+    shown = ke("show", summary["run_id"], "--json", "--state-dir", str(tmp_path)).json()
+    assert shown["run"]["simulated"] is True
+    assert all(n["fitness"] > 0 for n in shown["nodes"] if n["status"] == "ok")
