@@ -36,13 +36,20 @@ class Hardware:
     launch_overhead_us: float
     mem_latency_ns: float
     max_warps_per_unit: int
+    warp_size: int = 32
+    registers_per_unit: int = 65536  # 32-bit registers per SM / CU
+    max_registers_per_thread: int = 255
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Hardware:
         vendor_defaults = {"nvidia": (700.0, 64), "amd": (800.0, 32), "mtia-sim": (500.0, 1), "cpu": (100.0, 1)}
         latency, warps = vendor_defaults.get(d.get("interpreter", "nvidia"), (700.0, 64))
         cache_mib = max(float(d.get("l2_cache_mib", 0) or 0), float(d.get("last_level_cache_mib", 0) or 0))
+        regs = {"nvidia": (65536, 255), "amd": (131072, 512)}.get(d.get("interpreter", "nvidia"), (0, 0))
         return cls(name=d["name"], interpreter=d.get("interpreter", "nvidia"),
+                   warp_size=int(d.get("warp_size", 32) or 32),
+                   registers_per_unit=int(d.get("registers_per_unit", regs[0])),
+                   max_registers_per_thread=int(d.get("max_registers_per_thread", regs[1])),
                    compute_units=int(d.get("compute_units", 1)), dram_gbps=float(d["dram_bandwidth_gbps"]),
                    cache_bytes=cache_mib * (1 << 20),
                    onchip_bytes_per_unit=float(d.get("onchip_memory_per_unit_kib", 0) or 0) * 1024,
@@ -73,27 +80,40 @@ def estimate_launch(launch: LaunchCounts, hw: Hardware) -> dict[str, float]:
     per_program_onchip = launch.max_in_flight() * stages * cb
     if hw.onchip_bytes_per_unit and per_program_onchip:
         resident = max(1, min(resident, int(hw.onchip_bytes_per_unit // per_program_onchip)))
+    # Registers: a program's largest live value (and a second of its size in flight) spreads over its
+    # threads; past the per-thread limit it spills to local memory, and it caps residency per unit.
+    threads = max(warps * hw.warp_size, 1)
+    regs_per_thread = 2.0 * launch.max_elems() / threads + 32 if hw.registers_per_unit else 0.0
+    spill = 1.0
+    if hw.registers_per_unit and regs_per_thread:
+        spill = max(1.0, regs_per_thread / hw.max_registers_per_thread)
+        used = min(regs_per_thread, hw.max_registers_per_thread) * threads
+        resident = max(1, min(resident, int(hw.registers_per_unit // used)))
     concurrent = units * resident
     active = min(launch.programs, concurrent)
     waves = math.ceil(launch.programs / concurrent) if launch.programs else 0
 
     read, written = dram_bytes(launch, hw.cache_bytes)
     bw = hw.dram_gbps * 1e9 * ACHIEVABLE_BW
-    in_flight = active * launch.max_in_flight() * stages * cb * (2 if dual else 1)
+    per_program = launch.max_in_flight() * stages
+    if hw.registers_per_unit:  # outstanding loads are bounded per thread (~8 x 16 B), not by block size
+        per_program = min(per_program, threads * 16 * 8)
+    in_flight = active * per_program * cb * (2 if dual else 1)
     mlp_bw = in_flight / (hw.mem_latency_ns * 1e-9) if in_flight else bw
     memory_s = (read + written) / max(min(bw, mlp_bw), 1.0)
 
     dtype = next((p.dot_dtype for p in launch.sampled if p.dot_dtype), "fp32")
     matrix_rate = (hw.tflops.get(dtype) or hw.tflops.get("fp32") or 1.0) * 1e12 * ACHIEVABLE_MATRIX
     vector_rate = (hw.tflops.get("fp32") or 1.0) * 1e12
-    compute_s = launch.total("dot_flops") / matrix_rate + launch.total("alu_flops") / vector_rate
+    compute_s = (launch.total("dot_flops") / matrix_rate + launch.total("alu_flops") / vector_rate
+                 + launch.total("int_ops") / (vector_rate / 2))  # integer issue at about half the fp32 rate
     latency_s = waves * loads * hw.mem_latency_ns * 1e-9 / stages  # software pipelining overlaps the chain
-    body_s = max(memory_s, compute_s, latency_s)
+    body_s = max(memory_s, compute_s, latency_s) * spill
     limit = "memory" if body_s == memory_s else ("compute" if body_s == compute_s else "latency")
     return {"time_ms": (body_s + hw.launch_overhead_us * 1e-6) * 1e3, "memory_ms": memory_s * 1e3,
             "compute_ms": compute_s * 1e3, "latency_ms": latency_s * 1e3, "dram_read_bytes": read,
             "dram_write_bytes": written, "programs": launch.programs, "resident_per_unit": resident,
-            "waves": waves, "limit": limit}
+            "waves": waves, "limit": limit, "regs_per_thread": regs_per_thread, "spill_factor": spill}
 
 
 def estimate(launches: list[LaunchCounts], hw: Hardware) -> dict[str, Any]:

@@ -18,6 +18,10 @@ from typing import Any
 import numpy as np
 
 MAX_SAMPLED_PROGRAMS = 24
+_INT_OPS = ("create_add", "create_sub", "create_mul", "create_addptr", "create_and", "create_or", "create_xor",
+            "create_select", "create_shl", "create_lshr", "create_ashr", "create_sdiv", "create_srem",
+            "create_udiv", "create_urem", "create_icmpSLT", "create_icmpSGE", "create_icmpSLE", "create_icmpSGT",
+            "create_icmpEQ", "create_icmpNE", "create_icmpULT", "create_icmpUGE")
 # FLOP-equivalents per element: special functions and divides run on slower units (about 4x an FMA's cost).
 _FLOAT_OPS = {"create_fadd": 1, "create_fsub": 1, "create_fmul": 1, "create_fdiv": 4, "create_fma": 2,
               "create_exp": 4, "create_exp2": 4, "create_log": 4, "create_log2": 4, "create_sqrt": 4,
@@ -35,6 +39,8 @@ class ProgramCounts:
     alu_flops: float = 0.0
     max_load_bytes: float = 0.0  # the widest single load: bytes one program has in flight at once
     dot_dtype: str = ""
+    int_ops: float = 0.0  # index and pointer arithmetic, masks, selects
+    max_tensor_elems: float = 0.0  # the largest value a program holds: register pressure
 
 
 @dataclass
@@ -76,6 +82,9 @@ class LaunchCounts:
 
     def max_in_flight(self) -> float:
         return max((p.max_load_bytes for p in self.sampled), default=0.0)
+
+    def max_elems(self) -> float:
+        return max((p.max_tensor_elems for p in self.sampled), default=0.0)
 
 
 class _Recorder:
@@ -127,6 +136,7 @@ def _account(kind: str, ptrs: Any, mask: Any) -> None:
     buf = _buffer_of(data, mask_arr)
     target = rec.program.load_bytes if kind == "load" else rec.program.store_bytes
     target[buf] = target.get(buf, 0.0) + nbytes
+    rec.program.max_tensor_elems = max(rec.program.max_tensor_elems, float(lanes))
     if kind == "load":
         rec.program.load_ops += 1
         rec.program.max_load_bytes = max(rec.program.max_load_bytes, nbytes)
@@ -164,6 +174,7 @@ def install() -> None:
             n = np.shape(b.data)[-1]
             batch = int(np.prod(np.shape(a.data)[:-2])) if np.ndim(a.data) > 2 else 1
             rec.program.dot_flops += 2.0 * m * n * k * batch
+            rec.program.max_tensor_elems = max(rec.program.max_tensor_elems, float(m * n + m * k + k * n))
             precision = str(args[1] if len(args) > 1 else kwargs.get("input_precision", "")).lower()
             bits = a.dtype.primitive_bitwidth if hasattr(a.dtype, "primitive_bitwidth") else 32
             rec.program.dot_dtype = {16: "bf16" if "bf" in str(a.dtype) else "fp16", 8: "fp8"}.get(
@@ -171,6 +182,22 @@ def install() -> None:
         return original_dot(self, a, b, *args, **kwargs)
 
     builder.create_dot = create_dot
+
+    for name in _INT_OPS:
+        if not hasattr(builder, name):
+            continue
+        original = getattr(builder, name)
+
+        def int_op(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            out = _original(self, *args, **kwargs)
+            rec = _recorder
+            if rec is not None and rec.program is not None:
+                size = float(np.size(getattr(out, "data", 0)))
+                rec.program.int_ops += size
+                rec.program.max_tensor_elems = max(rec.program.max_tensor_elems, size)
+            return out
+
+        setattr(builder, name, int_op)
 
     for name, weight in _FLOAT_OPS.items():
         if not hasattr(builder, name):
@@ -181,7 +208,9 @@ def install() -> None:
             out = _original(self, *args, **kwargs)
             rec = _recorder
             if rec is not None and rec.program is not None:
-                rec.program.alu_flops += _weight * float(np.size(getattr(out, "data", 0)))
+                size = float(np.size(getattr(out, "data", 0)))
+                rec.program.alu_flops += _weight * size
+                rec.program.max_tensor_elems = max(rec.program.max_tensor_elems, size)
             return out
 
         setattr(builder, name, alu)

@@ -18,15 +18,14 @@ class SelectionPolicy(Protocol):
 
 
 def make_policy(name: str, drafts: int = 3) -> SelectionPolicy:
+    from search.evolutionary import EvolutionaryPolicy
     from search.greedy import GreedyPolicy
+    from search.mcts import MCTSPolicy
     from search.random_search import RandomPolicy
 
-    policies = {"greedy": GreedyPolicy, "random": RandomPolicy}
-    planned = {"mcts", "evolutionary"}
+    policies = {"greedy": GreedyPolicy, "mcts": MCTSPolicy, "evolutionary": EvolutionaryPolicy, "random": RandomPolicy}
     if name in policies:
         return policies[name](drafts=drafts)
-    if name in planned:
-        raise NotImplementedError(f"strategy '{name}' is not supported yet (planned: issue #5)")
     raise KeyError(f"unknown strategy '{name}' (known: greedy, mcts, evolutionary, random)")
 
 

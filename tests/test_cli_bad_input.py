@@ -34,7 +34,8 @@ def assert_clean_failure(result, fragment: str, state: Path) -> None:
         (["--op", "swish", "--hw", "cpu", "--budget", "many"], "'many' is not a valid integer"),
         (["--op", "swish", "--hw", "h100"], "no NVIDIA H100"),
         (["--op", "swish", "--hw", "cpu", "--executor", "ray"], "not supported yet"),
-        (["--op", "swish", "--hw", "cpu", "--strategy", "mcts"], "not supported yet"),
+        (["--op", "swish", "--hw", "cpu", "--concurrency", "4"], "not supported yet"),
+        (["--op", "swish", "--hw", "cpu", "--operator", "anthropic"], "not supported yet"),
     ],
 )
 def test_search_rejects_bad_input(ke, tmp_path: Path, args: list[str], fragment: str) -> None:

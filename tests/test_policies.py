@@ -47,8 +47,7 @@ def test_random_only_picks_correct_nodes_or_root() -> None:
 
 def test_policy_registry() -> None:
     assert make_policy("greedy").name == "greedy"
-    with pytest.raises(NotImplementedError, match="issue #5"):
-        make_policy("mcts")
+    assert make_policy("mcts").name == "mcts" and make_policy("evolutionary").name == "evolutionary"
     with pytest.raises(KeyError):
         make_policy("annealing")
 

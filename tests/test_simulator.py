@@ -137,7 +137,8 @@ def test_tiled_matmul_counts_flops_and_charges_cached_rereads_once() -> None:
     assert read_small_cache > 3 * unique
     est = estimate(launches, H100)["launches"][0]
     dot_floor_ms = 2 * m * n * k / (989.4e12 * 0.75) * 1e3  # fp16 tensor-core rate at 75% achievable
-    assert dot_floor_ms <= est["compute_ms"] < 1.25 * dot_floor_ms  # plus the fp32 accumulator adds
+    # plus the fp32 accumulator adds and the address arithmetic of every tile load
+    assert dot_floor_ms <= est["compute_ms"] < 3 * dot_floor_ms
 
 
 def test_mtia_knobs_change_the_estimate() -> None:
