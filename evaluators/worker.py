@@ -101,6 +101,11 @@ def evaluate(job: dict[str, Any]) -> EvaluationResult:
             if status != "ok":
                 return _finish(EvaluationResult.failure(status, "simulation: " + sim["reason"], **base), started)
             _apply_simulation(result, sim, job.get("peaks"))
+            if (result.speedup_vs_eager or 0) > SUSPICIOUS_SPEEDUP:
+                refuted = _reverify(job, which, device, timeout, workdir, base)
+                if refuted is not None:
+                    return _finish(refuted, started)
+                result.extra["reverified_seeds"] = REVERIFY_SEEDS
         elif device != "cpu" and job.get("time", True):
             perf_args = (job["spec_path"], job["candidate_path"], device, bool(job.get("compile_baseline", True)),
                          job.get("peaks"), bool(job.get("profile", True)), bool(job.get("ncu", False)),

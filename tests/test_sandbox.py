@@ -75,3 +75,17 @@ def test_a_killed_worker_is_restarted(worker) -> None:
     os.killpg(worker._proc.pid, signal.SIGKILL)
     worker._proc.wait()
     assert worker.evaluate(job(SEED)).status == "ok"
+
+
+def test_speedups_above_10x_are_reverified_on_fresh_seeds(worker) -> None:
+    from interpreters.executor import hardware_record
+    from interpreters.targets import get_target
+
+    spec = HERE / "specs" / "chained_double.py"
+    hardware = hardware_record(get_target("h100"))
+    honest = worker.evaluate({**job(CANDIDATES / "double_honest.py"), "spec_path": str(spec), "simulate": hardware})
+    assert honest.status == "ok" and honest.speedup_vs_eager > 10, (honest.status, honest.reason)
+    assert honest.extra["reverified_seeds"]
+    cheat = worker.evaluate({**job(CANDIDATES / "double_seed_cheat.py"), "spec_path": str(spec),
+                             "simulate": hardware})
+    assert cheat.status == "incorrect" and "failed re-verification on fresh seeds" in cheat.reason, cheat.reason
