@@ -58,13 +58,23 @@ class Hardware:
                    max_warps_per_unit=int(d.get("max_warps_per_unit", warps)))
 
 
-def dram_bytes(launch: LaunchCounts, cache_bytes: float) -> tuple[float, float]:
-    """(read, written) DRAM bytes: unique footprint once, re-reads only for buffers larger than the cache."""
+def dram_bytes(launch: LaunchCounts, cache_bytes: float, concurrent: int | None = None) -> tuple[float, float]:
+    """(read, written) DRAM bytes.
+
+    Each buffer's footprint is read once. Re-reads come in two kinds: inside one program (short reuse
+    distance: they hit while the resident programs' footprints fit in the cache) and across programs
+    (long distance: they hit only as far as the whole buffer fits in the cache).
+    """
     read = 0.0
-    for requested, size in zip(launch.per_buffer("load_bytes"), launch.buffer_bytes, strict=True):
-        unique = min(requested, size)
-        miss = 0.0 if size <= cache_bytes else 1.0 - cache_bytes / size
-        read += unique + (requested - unique) * miss
+    per_program = sum(launch.per_buffer("unique_load_bytes")) / max(launch.programs, 1)
+    resident_set = per_program * (concurrent or launch.programs)
+    near_miss = 0.0 if resident_set <= cache_bytes else 1.0 - cache_bytes / resident_set
+    for requested, within, size in zip(launch.per_buffer("load_bytes"), launch.per_buffer("unique_load_bytes"),
+                                       launch.buffer_bytes, strict=True):
+        within = min(within, requested)
+        unique = min(within, size)
+        far_miss = 0.0 if size <= cache_bytes else 1.0 - cache_bytes / size
+        read += unique + (within - unique) * far_miss + (requested - within) * near_miss
     written = sum(min(w, size) for w, size in zip(launch.per_buffer("store_bytes"), launch.buffer_bytes, strict=True))
     return read, written
 
@@ -93,7 +103,7 @@ def estimate_launch(launch: LaunchCounts, hw: Hardware) -> dict[str, float]:
     active = min(launch.programs, concurrent)
     waves = math.ceil(launch.programs / concurrent) if launch.programs else 0
 
-    read, written = dram_bytes(launch, hw.cache_bytes)
+    read, written = dram_bytes(launch, hw.cache_bytes, concurrent)
     bw = hw.dram_gbps * 1e9 * ACHIEVABLE_BW
     per_program = launch.max_in_flight() * stages
     if hw.registers_per_unit:  # outstanding loads are bounded per thread (~8 x 16 B), not by block size

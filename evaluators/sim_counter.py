@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 MAX_SAMPLED_PROGRAMS = 24
+LINE_BYTES = 128
 _INT_OPS = ("create_add", "create_sub", "create_mul", "create_addptr", "create_and", "create_or", "create_xor",
             "create_select", "create_shl", "create_lshr", "create_ashr", "create_sdiv", "create_srem",
             "create_udiv", "create_urem", "create_icmpSLT", "create_icmpSGE", "create_icmpSLE", "create_icmpSGT",
@@ -41,6 +42,12 @@ class ProgramCounts:
     dot_dtype: str = ""
     int_ops: float = 0.0  # index and pointer arithmetic, masks, selects
     max_tensor_elems: float = 0.0  # the largest value a program holds: register pressure
+    lines: dict[int, set[int]] = field(default_factory=dict)  # 128-byte lines each buffer's loads touched
+
+    @property
+    def unique_load_bytes(self) -> dict[int, float]:
+        """Bytes of distinct lines loaded per buffer: re-reads inside one program are reuse at short range."""
+        return {buf: min(len(lines) * LINE_BYTES, self.load_bytes.get(buf, 0.0)) for buf, lines in self.lines.items()}
 
 
 @dataclass
@@ -75,7 +82,7 @@ class LaunchCounts:
         """Bytes per argument buffer over the whole grid (weighted sample sums)."""
         totals = [0.0] * len(self.buffer_bytes)
         for w, p in zip(self.weights(), self.sampled, strict=True):
-            for buf, nbytes in getattr(p, attr).items():
+            for buf, nbytes in getattr(p, attr).items():  # attr: load_bytes, store_bytes, unique_load_bytes
                 if buf >= 0:
                     totals[buf] += w * nbytes
         return totals
@@ -138,6 +145,8 @@ def _account(kind: str, ptrs: Any, mask: Any) -> None:
     target[buf] = target.get(buf, 0.0) + nbytes
     rec.program.max_tensor_elems = max(rec.program.max_tensor_elems, float(lanes))
     if kind == "load":
+        active = data[mask_arr] if mask_arr is not None else data.ravel()
+        rec.program.lines.setdefault(buf, set()).update(np.unique(active // LINE_BYTES).tolist())
         rec.program.load_ops += 1
         rec.program.max_load_bytes = max(rec.program.max_load_bytes, nbytes)
 
