@@ -172,9 +172,11 @@ def summarise(points: list[dict], rows: list[dict], sims: list[dict], hardware: 
     per_case = {}
     for key in sorted({(p["op"], p["case"]) for p in points}):
         sel = [p for p in points if (p["op"], p["case"]) == key]
+        times = [p["measured_ms"] for p in sel]
         per_case["/".join(key)] = {
-            "n": len(sel), "spearman": spearman([p["measured_ms"] for p in sel], [p["simulated_ms"] for p in sel]),
-            "median_ratio": statistics.median(p["simulated_ms"] / p["measured_ms"] for p in sel)}
+            "n": len(sel), "spearman": spearman(times, [p["simulated_ms"] for p in sel]),
+            "median_ratio": statistics.median(p["simulated_ms"] / p["measured_ms"] for p in sel),
+            "measured_spread": max(times) / min(times)}
     within = [v["spearman"] for v in per_case.values() if v["spearman"] is not None]
     first = rows[0] if rows else {}
     return {
@@ -203,12 +205,21 @@ def write_report(report: dict, out: Path) -> None:
              f"- Spearman, all points: **{report['spearman_all']:.3f}**",
              f"- Spearman within each (op, case), mean: **{report['spearman_within_case_mean']:.3f}**",
              f"- median simulated/measured: **{report['median_ratio_sim_over_measured']:.2f}**", "",
-             "| op/case | n | Spearman | median sim/measured |", "|---|---|---|---|"]
+             "| op/case | n | Spearman | median sim/measured | measured slowest/fastest |", "|---|---|---|---|---|"]
     for key, v in report["per_case"].items():
         rho = f"{v['spearman']:.2f}" if v["spearman"] is not None else "-"
-        lines.append(f"| {key} | {v['n']} | {rho} | {v['median_ratio']:.2f} |")
+        lines.append(f"| {key} | {v['n']} | {rho} | {v['median_ratio']:.2f} | {v['measured_spread']:.2f}x |")
     (out / "sim_fidelity.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def rebuild(args: argparse.Namespace) -> None:
+    """Rewrite the report from an earlier analysis's points (no re-simulation)."""
+    old = json.loads(Path(args.report).read_text())
+    report = summarise(old["points"], [], [], old["simulated_as"])
+    for key in ("gpu", "torch_on_gpu", "measure_command", "analyse_command", "candidates", "simulation_errors"):
+        report[key] = old[key]
+    write_report(report, Path(args.out))
 
 
 def main() -> None:
@@ -223,8 +234,11 @@ def main() -> None:
     a.add_argument("--target", default=None)
     a.add_argument("--out", required=True)
     a.add_argument("--jobs", type=int, default=2)
+    r = sub.add_parser("rebuild", help="rewrite the report from an earlier sim_fidelity.json")
+    r.add_argument("--report", required=True)
+    r.add_argument("--out", required=True)
     args = parser.parse_args()
-    (measure if args.command == "measure" else analyse)(args)
+    {"measure": measure, "analyse": analyse, "rebuild": rebuild}[args.command](args)
 
 
 if __name__ == "__main__":
