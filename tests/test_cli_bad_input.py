@@ -33,6 +33,7 @@ def assert_clean_failure(result, fragment: str, state: Path) -> None:
         (["--op", "swish", "--hw", "cpu", "--budget", "-3"], "--budget must be a positive integer"),
         (["--op", "swish", "--hw", "cpu", "--budget", "many"], "'many' is not a valid integer"),
         (["--op", "swish", "--hw", "h100"], "no NVIDIA H100"),
+        (["--op", "conv1d", "--hw", "mi350", "--strategy", "mcts", "--budget", "30"], "no AMD Instinct MI350X"),
         (["--op", "swish", "--hw", "cpu", "--executor", "ray"], "not supported yet"),
         (["--op", "swish", "--hw", "cpu", "--concurrency", "4"], "not supported yet"),
         (["--op", "swish", "--hw", "cpu", "--operator", "anthropic"], "not supported yet"),
