@@ -139,27 +139,33 @@ def test_two_searches_share_one_store(tmp_path: Path) -> None:
         assert_store_consistent(state, str(state / "artifacts"), run_id, 3)
 
 
-@pytest.mark.slow
-def test_sigkill_mid_run_then_resume(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kill_after_nodes", [0, 1, 3])
+def test_sigkill_then_resume(tmp_path: Path, kill_after_nodes: int) -> None:
+    """SIGKILL the orchestrator at different moments: before any node (the run row exists, the first
+    evaluation is under way), after one node, after three. Resume must finish the budget with ids 1..6,
+    valid parents and no candidate evaluated twice."""
     state = tmp_path / "state"
     proc = _start_search(state, budget=6)
-    meta = None
+    meta, run_id = None, None
     deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and proc.poll() is None:
         if (state / "ke.duckdb").exists():
             meta = meta or MetadataStore(state / "ke.duckdb")
             runs = meta.list_runs()
-            if runs and meta.count_nodes(runs[0].run_id) >= 2:
-                break
-        time.sleep(0.2)
+            if runs:
+                run_id = runs[0].run_id
+                if meta.count_nodes(run_id) >= kill_after_nodes:
+                    break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the search finished before it could be killed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    run_id = meta.list_runs()[0].run_id
     before = meta.count_nodes(run_id)
-    assert 2 <= before < 6
+    assert kill_after_nodes <= before < 6
     resumed = run_ke("search", "--resume", run_id, "--json", "--state-dir", str(state))
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.json()["nodes"] == 6, "the budget counts across the resume"
     assert_store_consistent(state, str(state / "artifacts"), run_id, 6)
+    assert meta.get_run(run_id).status == "completed"
     again = run_ke("search", "--resume", run_id, "--state-dir", str(state))
     assert again.returncode == 2 and "already completed" in again.stderr
