@@ -9,7 +9,7 @@ import click
 
 from kernelevolve.cli.common import emit_json, json_option, not_yet, open_state, state_options
 from kernelevolve.cli.progress import NodeProgress
-from kernelevolve.errors import RunFailed, UserError
+from kernelevolve.errors import UserError
 from search.policy import STRATEGIES
 
 OPERATORS = ("offline", "anthropic", "openai")
@@ -145,9 +145,7 @@ def _make_executor(target, scratch, timeout_s, simulate):
 
     try:
         return LocalExecutor(target, scratch, timeout_s=timeout_s, simulate=simulate)
-    except DeviceUnavailable as exc:
-        raise UserError(str(exc)) from None
-    except NotImplementedError as exc:
+    except (DeviceUnavailable, NotImplementedError) as exc:
         raise UserError(str(exc)) from None
 
 
@@ -161,7 +159,5 @@ def _drive(run, meta, objects, executor_obj, policy):
                           OfflineOperator(), policy, progress)
     try:
         return runner.run(run)
-    except RunFailed:
-        raise
     finally:
         progress.close()
