@@ -131,11 +131,12 @@ def estimate(launches: list[LaunchCounts], hw: Hardware) -> dict[str, Any]:
     return {"time_ms": sum(p["time_ms"] for p in per), "launches": per}
 
 
-def eager_estimate(op_costs: list[tuple[str, float, float]], hw: Hardware) -> float:
-    """PyTorch eager as the simulated baseline: each ATen op one launch that streams its tensors."""
+def eager_estimate(op_costs: list[tuple[str, float, float, str]], hw: Hardware) -> float:
+    """PyTorch eager as the simulated baseline: each ATen op one launch that streams its tensors, its matrix
+    FLOPs priced at the rate of its dtype. ``op_costs``: (name, bytes, flops, dtype) per op."""
     bw = hw.dram_gbps * 1e9 * ACHIEVABLE_BW
-    matrix_rate = (hw.tflops.get("fp16") or hw.tflops.get("fp32") or 1.0) * 1e12 * ACHIEVABLE_MATRIX
     total = 0.0
-    for _, nbytes, flops in op_costs:
-        total += max(nbytes / bw, flops / matrix_rate) + hw.launch_overhead_us * 1e-6
+    for _, nbytes, flops, dtype in op_costs:
+        rate = (hw.tflops.get(dtype) or hw.tflops.get("fp32") or 1.0) * 1e12 * ACHIEVABLE_MATRIX
+        total += max(nbytes / bw, flops / rate) + hw.launch_overhead_us * 1e-6
     return total * 1e3

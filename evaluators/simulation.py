@@ -69,15 +69,7 @@ def eager_model_ms(spec: OperatorSpec, case: str, hw: Hardware) -> float:
     coster = _OpCoster()
     with torch.no_grad(), coster:
         reference(*inputs)
-    by_dtype: dict[str, list[tuple[str, float, float]]] = {}
-    for name, nbytes, flops, dtype in coster.ops:
-        by_dtype.setdefault(dtype, []).append((name, nbytes, flops))
-    total = 0.0
-    for dtype, ops in by_dtype.items():
-        rates = dict(hw.tflops)
-        rates["fp16"] = rates.get(dtype) or rates.get("fp32", 1.0)  # eager_estimate prices flops at "fp16"
-        total += eager_estimate(ops, Hardware(**{**hw.__dict__, "tflops": rates}))
-    return total
+    return eager_estimate(coster.ops, hw)
 
 
 def simulate(spec: OperatorSpec, candidate_path: str, hardware: dict[str, Any]) -> dict[str, Any]:

@@ -57,3 +57,11 @@ def emit_json(obj: Any) -> None:
 
 def not_yet(flag: str, issue: int) -> UserError:
     return UserError(f"{flag} is not supported yet (planned: issue #{issue})")
+
+
+def resolve_run(meta, run_id: str) -> str:
+    """An exact run id or a unique prefix; a miss or an ambiguous prefix is bad input (exit 2)."""
+    try:
+        return meta.resolve_run_id(run_id)
+    except LookupError as exc:
+        raise UserError(exc.args[0]) from None

@@ -10,16 +10,9 @@ from pathlib import Path
 
 import click
 
-from kernelevolve.cli.common import emit_json, json_option, open_state, state_options
+from kernelevolve.cli.common import emit_json, json_option, open_state, resolve_run, state_options
 from kernelevolve.errors import UserError
 from search.node import Node
-
-
-def _resolve(meta, run_id: str) -> str:
-    try:
-        return meta.resolve_run_id(run_id)
-    except LookupError as exc:
-        raise UserError(exc.args[0]) from None
 
 
 def _run_dict(run, nodes: int) -> dict:
@@ -59,7 +52,7 @@ def runs_cmd(state_dir, store_url, as_json) -> None:
 def show_cmd(run_id, tree, state_dir, store_url, as_json) -> None:
     """Show a run and its nodes."""
     _, meta, _ = open_state(state_dir, store_url, create=False)
-    run = meta.get_run(_resolve(meta, run_id))
+    run = meta.get_run(resolve_run(meta, run_id))
     nodes = meta.nodes(run.run_id)
     if as_json:
         emit_json({"run": _run_dict(run, len(nodes)), "nodes": [_node_dict(n) for n in nodes]})
@@ -107,7 +100,7 @@ def render_tree(nodes: list[Node], best_id: int | None) -> list[str]:
 def best_cmd(run_id, out, state_dir, store_url, as_json) -> None:
     """Write a run's best kernel to a file."""
     _, meta, objects = open_state(state_dir, store_url, create=False)
-    run = meta.get_run(_resolve(meta, run_id))
+    run = meta.get_run(resolve_run(meta, run_id))
     best = meta.best_nodes(run.run_id, 1)
     if not best:
         raise UserError(f"run {run.run_id} has no correct kernel")

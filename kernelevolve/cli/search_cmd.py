@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kernelevolve.cli.common import emit_json, json_option, not_yet, open_state, state_options
+from kernelevolve.cli.common import emit_json, json_option, not_yet, open_state, resolve_run, state_options
 from kernelevolve.cli.progress import NodeProgress
 from kernelevolve.errors import UserError
 from search.policy import STRATEGIES
@@ -68,7 +68,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
     paths, meta, objects = open_state(state_dir, store_url, create=True)
     try:
         if resume_id is not None:
-            run = meta.get_run(_resolve(meta, resume_id))
+            run = meta.get_run(resolve_run(meta, resume_id))
             assert run is not None
             spec_path = Path(run.op_path)
             if not spec_path.is_file():
@@ -123,12 +123,6 @@ def _reject_unsupported(concurrency: int, operator_name: str, model: str | None,
     if executor == "ray" or ray_address:
         raise not_yet("--executor ray", 5)
 
-
-def _resolve(meta, run_id: str) -> str:
-    try:
-        return meta.resolve_run_id(run_id)
-    except LookupError as exc:
-        raise UserError(exc.args[0]) from None
 
 
 def _check_target(target, simulate) -> None:
