@@ -1,36 +1,30 @@
-"""The search loop (DESIGN §1): select, apply, score, persist, until a termination rule fires.
+"""Runs as stored records: creating one, persisting its nodes, closing it, and checking it can resume.
 
-Each node is persisted atomically (artifacts first, then one DuckDB transaction), and every random
-choice for node ``n`` comes from an RNG seeded with (run seed, n), so a killed run resumes exactly where
-it stopped: ``resume`` needs nothing but the store.
+Each node is persisted atomically (artifacts first, then one DuckDB transaction), so a killed run loses
+only what was in flight and ``resume`` needs nothing but the store. The loop itself is in ``orchestrator``.
 """
 
 from __future__ import annotations
 
-import random
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import structlog
 
-from evaluators import EVALUATOR_VERSION
 from evaluators.identity import source_hash
 from evaluators.result import EvaluationResult
-from kernelevolve.errors import RunFailed, UserError
-from kernelevolve.operators.base import Operator, OperatorError, ProposalContext
+from kernelevolve.errors import UserError
+from kernelevolve.operators.base import Proposal
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 from kernelevolve.store.records import CaseRecord, RunRecord
 from search.node import Node
-from search.policy import SelectionPolicy
-from search.termination import Termination
 
 log = structlog.get_logger("kernelevolve.runner")
-ProgressFn = Callable[[Node, int, int, Node | None], None]
 
 
 @dataclass
@@ -48,6 +42,15 @@ class SearchConfig:
     stall_after: int | None = None
     fitness_target: float | None = None
     simulate: bool = False
+    concurrency: int = 1
+    executor: str = "local"
+    reuse: bool = True
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> SearchConfig:
+        """The search settings out of a run's stored config, which also holds seeds, campaign and results."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in config.items() if k in names})
 
 
 class StoreGraphView:
@@ -69,110 +72,60 @@ class StoreGraphView:
         return self.store.children_counts(self.run_id)
 
 
-def create_run(store: MetadataStore, objects: ObjectStore, cfg: SearchConfig, spec_text: str) -> RunRecord:
+def create_run(store: MetadataStore, objects: ObjectStore, cfg: SearchConfig, spec_text: str,
+               extra: dict[str, Any] | None = None) -> RunRecord:
     spec_hash = source_hash(spec_text)
     objects.put_text(f"specs/{spec_hash}.py", spec_text)
     run = RunRecord(
         run_id=uuid.uuid4().hex[:8], op=cfg.op, op_path=cfg.spec_path, spec_hash=spec_hash, hw=cfg.hw,
         strategy=cfg.strategy, operator=cfg.operator, budget=cfg.budget, seed=cfg.seed,
-        simulated=cfg.simulate, config=asdict(cfg),
+        simulated=cfg.simulate, config={**asdict(cfg), **(extra or {})},
     )
     store.create_run(run)
     return run
 
 
-class SearchRunner:
-    def __init__(self, store: MetadataStore, objects: ObjectStore, evaluate: Callable[[str, str], EvaluationResult],
-                 operator: Operator, policy: SelectionPolicy, progress: ProgressFn | None = None) -> None:
-        self.store, self.objects, self.evaluate = store, objects, evaluate
-        self.operator, self.policy, self.progress = operator, policy, progress
+def persist_node(store: MetadataStore, objects: ObjectStore, run: RunRecord, operator_name: str, node_id: int,
+                 parent: Node | None, proposal: Proposal, digest: str, result: EvaluationResult) -> Node:
+    """Artifacts first, then the DuckDB row: the store never names an artifact that is missing."""
+    path_ref = objects.put_kernel(proposal.source)
+    prefix = ObjectStore.node_prefix(run.run_id, node_id)
+    objects.put_json(prefix + "evaluation.json", result.to_dict())
+    objects.put_json(prefix + "operator.json", {"operator": operator_name, **proposal.meta})
+    node = Node(
+        run_id=run.run_id, node_id=node_id, parent_id=parent.node_id if parent else None,
+        depth=(parent.depth + 1) if parent else 1, candidate_hash=digest, status=result.status,
+        fitness=result.fitness, reason=result.reason, speedup_vs_eager=result.speedup_vs_eager,
+        speedup_vs_compile=result.speedup_vs_compile, path_ref=path_ref,
+        operator_meta={"operator": operator_name, **proposal.meta}, tokens_in=proposal.tokens_in,
+        tokens_out=proposal.tokens_out, cost_usd=proposal.cost_usd, eval_seconds=result.eval_seconds,
+        created_at=time.time(),
+    )
+    cases = [CaseRecord(run.run_id, node_id, c.name, c.status, c.latency_ms, c.eager_ms, c.compile_ms,
+                        c.max_abs_err, c.error) for c in result.cases]
+    store.add_node(node, cases)
+    return node
 
-    def run(self, run: RunRecord) -> RunRecord:
-        cfg = SearchConfig(**run.config)
-        view = StoreGraphView(self.store, run.run_id)
-        rules = Termination(cfg.budget, cfg.time_limit_s, cfg.stall_after, cfg.fitness_target)
-        seen = {n.candidate_hash for n in self.store.nodes(run.run_id)}
-        started = time.monotonic()
-        self.store.update_run(run.run_id, status="running")
-        log.info("run_started", run_id=run.run_id, op=cfg.op, hw=cfg.hw, strategy=cfg.strategy, resumed=bool(seen))
-        try:
-            while (reason := rules.reason(view, time.monotonic() - started)) is None:
-                self._step(run, cfg, view, seen)
-        except KeyboardInterrupt:
-            self.store.update_run(run.run_id, status="interrupted")
-            raise
-        except (OperatorError, RunFailed) as exc:
-            self.store.update_run(run.run_id, status="failed", config={**run.config, "failure": str(exc)})
-            log.error("run_failed", run_id=run.run_id, error=str(exc))
-            raise RunFailed(str(exc)) from None
-        best = view.best(1)
-        final = self._remeasure(run, best[0]) if best and best[0].speedup_vs_eager is not None else None
-        config = {**run.config, "final": final} if final else run.config
-        self.store.update_run(run.run_id, status="completed", best_node_id=best[0].node_id if best else None,
-                              config=config)
-        log.info("run_finished", run_id=run.run_id, reason=reason, nodes=view.count())
-        final = self.store.get_run(run.run_id)
-        assert final is not None
-        return final
 
-    def _remeasure(self, run: RunRecord, best: Node) -> dict[str, Any]:
-        """Time the winner again in a fresh evaluation before reporting it (DESIGN §4): search-time numbers
-        carry selection bias (the max of noisy samples), so the reported figure is a new measurement."""
-        result = self.evaluate(SearchConfig(**run.config).spec_path, self.objects.get_text(best.path_ref))
-        self.objects.put_json(f"runs/{run.run_id}/final.json", {"node_id": best.node_id, **result.to_dict()})
-        log.info("best_remeasured", run_id=run.run_id, node_id=best.node_id, status=result.status,
-                 search_fitness=best.fitness, fitness=result.fitness)
-        return {"node_id": best.node_id, "status": result.status, "fitness": result.fitness,
-                "speedup_vs_eager": result.speedup_vs_eager, "speedup_vs_compile": result.speedup_vs_compile}
-
-    def _step(self, run: RunRecord, cfg: SearchConfig, view: StoreGraphView, seen: set[str]) -> None:
-        node_id = self.store.next_node_id(run.run_id)
-        rng = random.Random(f"{run.seed}:{node_id}")
-        parent = self.policy.select(view, rng)
-        context = ProposalContext(op=cfg.op, target=cfg.hw, rng=rng, seen_hashes=seen,
-                                  draft_index=view.children_counts().get(None, 0))
-        if parent is not None:
-            context.parent_source = self.objects.get_text(parent.path_ref)
-            context.parent_result = EvaluationResult.from_dict(
-                self.objects.get_json(ObjectStore.node_prefix(run.run_id, parent.node_id) + "evaluation.json"))
-        proposal = self.operator.propose(parent, context)[0]
-        digest = source_hash(proposal.source)
-        cached = self.store.cached_evaluation(digest, run.spec_hash, cfg.hw, EVALUATOR_VERSION)
-        if cached is not None:
-            result = EvaluationResult.from_dict(cached)
-            proposal.meta["cached_evaluation"] = True
-        else:
-            result = self.evaluate(cfg.spec_path, proposal.source)
-            if result.status not in ("crash", "timeout"):  # those may be the host's fault: retry next time
-                self.store.cache_evaluation(digest, run.spec_hash, cfg.hw, EVALUATOR_VERSION, result.to_dict())
-        node = self._persist(run, node_id, parent, proposal, digest, result)
-        seen.add(digest)
-        best = view.best(1)
-        log.info("node_evaluated", run_id=run.run_id, node_id=node_id, parent_id=node.parent_id,
-                 status=node.status, fitness=node.fitness, reason=node.reason, seconds=result.eval_seconds)
-        if self.progress:
-            self.progress(node, view.count(), cfg.budget, best[0] if best else None)
-
-    def _persist(self, run: RunRecord, node_id: int, parent: Node | None, proposal: Any, digest: str,
-                 result: EvaluationResult) -> Node:
-        """Artifacts first, then the DuckDB row: the store never names an artifact that is missing."""
-        path_ref = self.objects.put_kernel(proposal.source)
-        prefix = ObjectStore.node_prefix(run.run_id, node_id)
-        self.objects.put_json(prefix + "evaluation.json", result.to_dict())
-        self.objects.put_json(prefix + "operator.json", {"operator": self.operator.name, **proposal.meta})
-        node = Node(
-            run_id=run.run_id, node_id=node_id, parent_id=parent.node_id if parent else None,
-            depth=(parent.depth + 1) if parent else 1, candidate_hash=digest, status=result.status,
-            fitness=result.fitness, reason=result.reason, speedup_vs_eager=result.speedup_vs_eager,
-            speedup_vs_compile=result.speedup_vs_compile, path_ref=path_ref,
-            operator_meta={"operator": self.operator.name, **proposal.meta}, tokens_in=proposal.tokens_in,
-            tokens_out=proposal.tokens_out, cost_usd=proposal.cost_usd, eval_seconds=result.eval_seconds,
-            created_at=time.time(),
-        )
-        cases = [CaseRecord(run.run_id, node_id, c.name, c.status, c.latency_ms, c.eager_ms, c.compile_ms,
-                            c.max_abs_err, c.error) for c in result.cases]
-        self.store.add_node(node, cases)
-        return node
+def finish_run(store: MetadataStore, objects: ObjectStore, run: RunRecord,
+               evaluate: Callable[[str], EvaluationResult], reason: str) -> RunRecord:
+    """Re-measure the winner in a fresh evaluation and mark the run completed (DESIGN §4): search-time numbers
+    carry selection bias (the max of noisy samples), so the reported figure is a new measurement."""
+    best = store.best_nodes(run.run_id, 1)
+    config = run.config
+    if best and best[0].speedup_vs_eager is not None:
+        result = evaluate(objects.get_text(best[0].path_ref))
+        objects.put_json(f"runs/{run.run_id}/final.json", {"node_id": best[0].node_id, **result.to_dict()})
+        log.info("best_remeasured", run_id=run.run_id, node_id=best[0].node_id, status=result.status,
+                 search_fitness=best[0].fitness, fitness=result.fitness)
+        config = {**config, "final": {"node_id": best[0].node_id, "status": result.status,
+                                      "fitness": result.fitness, "speedup_vs_eager": result.speedup_vs_eager,
+                                      "speedup_vs_compile": result.speedup_vs_compile}}
+    store.update_run(run.run_id, status="completed", best_node_id=best[0].node_id if best else None, config=config)
+    log.info("run_finished", run_id=run.run_id, reason=reason, nodes=store.count_nodes(run.run_id))
+    final = store.get_run(run.run_id)
+    assert final is not None
+    return final
 
 
 def check_resumable(run: RunRecord, spec_text: str) -> None:

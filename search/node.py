@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-BUGGY_STATUSES = frozenset({"incorrect", "compile_error", "runtime_error", "timeout", "crash", "rejected"})
+BUGGY_STATUSES = frozenset({"incorrect", "compile_error", "runtime_error", "timeout", "crash", "rejected", "pending"})
+# "pending" never reaches the store: it marks an expansion still in flight (a virtual loss for the policies).
 
 
 @dataclass(frozen=True)

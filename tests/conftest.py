@@ -120,8 +120,11 @@ class KeResult:
 
 
 def run_ke(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> KeResult:
-    """Run ``ke`` as a user would: a separate process, real stores, exit code and streams captured."""
-    full_env = {**os.environ, **(env or {})}
+    """Run ``ke`` as a user would: a separate process, real stores, exit code and streams captured.
+
+    The executor is pinned to ``local`` unless the caller says otherwise: the default (Ray) would start a
+    private Ray cluster per command on a 2-core machine. The Ray path has its own tests (test_ray_*)."""
+    full_env = {"KE_EXECUTOR": "local", **os.environ, **(env or {})}
     full_env["PYTHONPATH"] = REPO_ROOT + os.pathsep + full_env.get("PYTHONPATH", "")
     proc = subprocess.run(
         [sys.executable, "-m", "kernelevolve.cli.main", *args],

@@ -97,11 +97,11 @@ def test_search_stores_every_artifact_in_s3(ke, tmp_path: Path, s3_bucket: str) 
     assert "TritonModel" in out.read_text()
 
 
-def _start_search(state: Path, budget: int, seed: int = 0) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": REPO_ROOT}
+def _start_search(state: Path, budget: int, seed: int = 0, *extra: str, executor: str = "local") -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": REPO_ROOT, "KE_EXECUTOR": executor}
     return subprocess.Popen(
         [sys.executable, "-m", "kernelevolve.cli.main", "search", "--op", "swish", "--hw", "cpu", "--budget",
-         str(budget), "--seed", str(seed), "--json", "--state-dir", str(state)],
+         str(budget), "--seed", str(seed), "--json", "--state-dir", str(state), *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO_ROOT,
     )
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from kernelevolve.cli.common import emit_json, json_option, not_yet, open_state, resolve_run, state_options
-from kernelevolve.cli.progress import NodeProgress
-from kernelevolve.errors import UserError
+from kernelevolve.cli.progress import ProgressBoard
+from kernelevolve.errors import RunFailed, UserError
 from search.policy import STRATEGIES
 
 OPERATORS = ("offline", "anthropic", "openai")
@@ -22,28 +22,32 @@ OPERATORS = ("offline", "anthropic", "openai")
 @click.option("--strategy", default="greedy", show_default=True, help="|".join(STRATEGIES))
 @click.option("--budget", type=int, default=12, show_default=True, help="Number of candidates to evaluate.")
 @click.option("--time-limit", type=float, default=None, help="Stop after this many seconds.")
-@click.option("--concurrency", type=int, default=1, show_default=True)
+@click.option("--concurrency", type=int, default=1, show_default=True, help="Expansions in flight.")
 @click.option("--operator", "operator_name", default="offline", show_default=True, help="|".join(OPERATORS))
 @click.option("--model", default=None)
-@click.option("--executor", default="local", show_default=True, help="local|ray")
-@click.option("--ray-address", default=None)
+@click.option("--executor", default=None, help="local|ray (default: ray when installed; env KE_EXECUTOR).")
+@click.option("--ray-address", default=None, help="Join this Ray cluster instead of starting a local one.")
 @click.option("--resume", "resume_id", default=None, help="Continue a stopped run.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--drafts", type=int, default=3, show_default=True, help="Expansions drafted from the root.")
+@click.option("--no-reuse", is_flag=True, help="Do not seed the drafts from kernels stored by earlier runs.")
 @click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
               help="Per-phase evaluation timeout in seconds.")
 @state_options
 @json_option
 def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, operator_name, model, executor,
-               ray_address, resume_id, seed, drafts, timeout_s, state_dir, store_url, as_json) -> None:
+               ray_address, resume_id, seed, drafts, no_reuse, timeout_s, state_dir, store_url, as_json) -> None:
     """Search for a fast, correct Triton kernel for an operator on a target."""
     from evaluators.spec import SpecError, load_spec
     from interpreters.targets import UnknownTarget, get_target
+    from kernelevolve.execution import check_executor, default_executor
     from kernelevolve.ops import resolve_op
-    from kernelevolve.runner import SearchConfig, check_resumable, create_run
-    from search.policy import make_policy
+    from kernelevolve.run_setup import new_run
+    from kernelevolve.runner import SearchConfig, check_resumable
 
-    _reject_unsupported(concurrency, operator_name, model, executor, ray_address)
+    executor = executor or default_executor()
+    _reject_unsupported(concurrency, operator_name, model)
+    check_executor(executor, ray_address)
     if resume_id is None and (op is None or hw is None):
         raise UserError("ke search needs --op and --hw (or --resume RUN)")
     if budget <= 0:
@@ -59,38 +63,31 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
             raise UserError(str(exc)) from None
         except UnknownTarget as exc:
             raise UserError(exc.args[0]) from None
-        _check_target(target, simulate)  # before any state is created
-    try:
-        policy = make_policy(strategy, drafts=drafts)
-    except NotImplementedError as exc:
-        raise UserError(str(exc)) from None
-    executor_obj = None
+        if not ray_address:  # on a cluster, the device is the workers' business
+            check_target(target, simulate)  # before any state is created
     paths, meta, objects = open_state(state_dir, store_url, create=True)
-    try:
-        if resume_id is not None:
-            run = meta.get_run(resolve_run(meta, resume_id))
-            assert run is not None
-            spec_path = Path(run.op_path)
-            if not spec_path.is_file():
-                raise UserError(f"spec {spec_path} of run {run.run_id} no longer exists")
-            check_resumable(run, spec_path.read_text(encoding="utf-8"))
-            target = get_target(run.hw)
-            policy = make_policy(run.strategy, drafts=run.config.get("drafts", drafts))
-        executor_obj = _make_executor(target, paths.scratch, timeout_s, simulate)
-        if resume_id is None:
-            cfg = SearchConfig(op=spec.name, spec_path=str(spec.path), hw=target.name, strategy=strategy,
-                               budget=budget, seed=seed, operator=operator_name, drafts=drafts,
-                               timeout_s=timeout_s, time_limit_s=time_limit,
-                               simulate=simulate or target.always_simulated)
-            run = create_run(meta, objects, cfg, spec.path.read_text(encoding="utf-8"))
-        final = _drive(run, meta, objects, executor_obj, policy)
-    finally:
-        if executor_obj is not None:
-            executor_obj.close()
+    if resume_id is not None:
+        run = meta.get_run(resolve_run(meta, resume_id))
+        assert run is not None
+        spec_path = Path(run.op_path)
+        if not spec_path.is_file():
+            raise UserError(f"spec {spec_path} of run {run.run_id} no longer exists")
+        check_resumable(run, spec_path.read_text(encoding="utf-8"))
+        if not ray_address:
+            check_target(get_target(run.hw), run.simulated)
+    else:
+        cfg = SearchConfig(op=spec.name, spec_path=str(spec.path), hw=target.name, strategy=strategy,
+                           budget=budget, seed=seed, operator=operator_name, drafts=drafts,
+                           timeout_s=timeout_s, time_limit_s=time_limit,
+                           simulate=simulate or target.always_simulated, concurrency=concurrency,
+                           executor=executor, reuse=not no_reuse)
+        run = new_run(meta, objects, cfg, spec.path.read_text(encoding="utf-8"), reuse=not no_reuse)
+    final = _drive(run, meta, objects, paths.scratch, executor, ray_address, concurrency)
     best = meta.best_nodes(final.run_id, 1)
     summary = {
         "run_id": final.run_id, "status": final.status, "nodes": meta.count_nodes(final.run_id),
-        "simulated": final.simulated,
+        "simulated": final.simulated, "executor": executor,
+        "seeded_from": final.config.get("seeded_from") or [],
         "best": ({"node_id": best[0].node_id, "fitness": best[0].fitness, "path": best[0].path_ref,
                   "url": f"{objects.url.rstrip('/')}/{best[0].path_ref}"} if best else None),
     }
@@ -106,26 +103,19 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
         sys.exit(1)
 
 
-def _reject_unsupported(concurrency: int, operator_name: str, model: str | None, executor: str,
-                        ray_address: str | None) -> None:
+def _reject_unsupported(concurrency: int, operator_name: str, model: str | None) -> None:
     if concurrency < 1:
         raise UserError(f"--concurrency must be at least 1, got {concurrency}")
-    if concurrency > 1:
-        raise not_yet("--concurrency above 1", 5)
     if operator_name not in OPERATORS:
         raise UserError(f"unknown operator '{operator_name}' (known: {', '.join(OPERATORS)})")
     if operator_name != "offline":
         raise not_yet(f"--operator {operator_name}", 6)
     if model is not None:
         raise not_yet("--model", 6)
-    if executor not in ("local", "ray"):
-        raise UserError(f"unknown executor '{executor}' (known: local, ray)")
-    if executor == "ray" or ray_address:
-        raise not_yet("--executor ray", 5)
 
 
-
-def _check_target(target, simulate) -> None:
+def check_target(target, simulate) -> None:
+    """Refuse a device target this host cannot serve, with the hint (exit 2, nothing written)."""
     from interpreters.executor import DeviceUnavailable, worker_settings
 
     try:
@@ -134,24 +124,17 @@ def _check_target(target, simulate) -> None:
         raise UserError(str(exc)) from None
 
 
-def _make_executor(target, scratch, timeout_s, simulate):
-    from interpreters.executor import DeviceUnavailable, LocalExecutor
+def _drive(run, meta, objects, scratch, executor, ray_address, concurrency):
+    from kernelevolve.execution import open_execution
+    from kernelevolve.run_setup import drive
 
+    execution = open_execution(executor, ray_address, [run.hw], concurrency, scratch)
+    board = ProgressBoard()
     try:
-        return LocalExecutor(target, scratch, timeout_s=timeout_s, simulate=simulate)
-    except (DeviceUnavailable, NotImplementedError) as exc:
-        raise UserError(str(exc)) from None
-
-
-def _drive(run, meta, objects, executor_obj, policy):
-    from kernelevolve.operators.offline import OfflineOperator
-    from kernelevolve.runner import SearchRunner
-
-    done = meta.count_nodes(run.run_id)
-    progress = NodeProgress(f"{run.op}@{run.hw} {run.strategy}", run.budget, done)
-    runner = SearchRunner(meta, objects, lambda spec_path, source: executor_obj.evaluate(Path(spec_path), source),
-                          OfflineOperator(), policy, progress)
-    try:
-        return runner.run(run)
+        finished, failures = drive([run], meta, objects, execution, concurrency, board.track)
     finally:
-        progress.close()
+        board.close()
+        execution.close()
+    if failures:
+        raise RunFailed(failures[0][1])
+    return finished[0]

@@ -250,6 +250,22 @@ class MetadataStore:
             "QUALIFY row_number() OVER (ORDER BY fitness DESC, node_id) <= ? ORDER BY fitness DESC, node_id",
             [run_id, k])
 
+    def best_for_op(self, op: str, k: int, hw: str, exclude_run: str | None = None) -> list[dict[str, Any]]:
+        """Distinct correct kernels of ``op`` from other runs, for seeding a new run: each target's best in
+        turn (``hw`` first, because fitness is only comparable within a target), then each target's second."""
+        with self._file.session(write=False) as conn:
+            rows = conn.execute(
+                "WITH distinct_kernels AS (SELECT r.hw, n.run_id, n.node_id, n.fitness, n.path_ref"
+                " FROM nodes n JOIN runs r USING (run_id)"
+                " WHERE r.op = ? AND r.run_id <> ? AND NOT n.is_buggy AND NOT isnan(n.fitness)"
+                " QUALIFY row_number() OVER (PARTITION BY n.candidate_hash ORDER BY r.hw = ? DESC, n.fitness DESC)"
+                " = 1), ranked AS (SELECT *, row_number() OVER (PARTITION BY hw ORDER BY fitness DESC, run_id,"
+                " node_id) AS rank_in_hw FROM distinct_kernels)"
+                " SELECT hw, run_id, node_id, fitness, path_ref FROM ranked"
+                " ORDER BY rank_in_hw, hw <> ?, hw LIMIT ?",
+                [op, exclude_run or "", hw, hw, k]).fetchall()
+        return [{"hw": h, "run_id": r, "node_id": n, "fitness": f, "path_ref": p} for h, r, n, f, p in rows]
+
     def children_counts(self, run_id: str) -> dict[int | None, int]:
         """parent_id -> number of children; the None key counts the root's (drafted) children."""
         with self._file.session(write=False) as conn:
@@ -284,6 +300,41 @@ class MetadataStore:
             rows = conn.execute(f"SELECT {', '.join(_CASE_NAMES)} FROM evaluations WHERE run_id = ? AND node_id = ? "
                                 "ORDER BY case_name", [run_id, node_id]).fetchall()
         return [CaseRecord(**dict(zip(_CASE_NAMES, row, strict=True))) for row in rows]
+
+    # ---- campaigns ---------------------------------------------------------------------------
+
+    def create_campaign(self, campaign_id: str, name: str, plan_hash: str, config: dict[str, Any]) -> None:
+        now = time.time()
+        with self._file.session(write=True) as conn:
+            try:
+                conn.execute("INSERT INTO campaigns VALUES (?, ?, ?, ?, 'running', ?, ?)",
+                             [campaign_id, name, plan_hash, json.dumps(config, sort_keys=True), now, now])
+            except duckdb.ConstraintException as e:
+                raise StoreError(f"campaign {name!r} already exists in {self.path}") from e
+
+    def campaign_by_name(self, name: str) -> dict[str, Any] | None:
+        with self._file.session(write=False) as conn:
+            row = conn.execute("SELECT campaign_id, name, plan_hash, config, status, created_at, updated_at"
+                               " FROM campaigns WHERE name = ?", [name]).fetchone()
+        if row is None:
+            return None
+        keys = ("campaign_id", "name", "plan_hash", "config", "status", "created_at", "updated_at")
+        found = dict(zip(keys, row, strict=True))
+        found["config"] = json.loads(found["config"])
+        return found
+
+    def set_campaign_status(self, campaign_id: str, status: str) -> None:
+        with self._file.session(write=True) as conn:
+            conn.execute("UPDATE campaigns SET status = ?, updated_at = ? WHERE campaign_id = ?",
+                         [status, time.time(), campaign_id])
+
+    def campaign_runs(self, campaign_id: str) -> dict[int, RunRecord]:
+        """slot -> run, for the runs a campaign has created so far."""
+        with self._file.session(write=False) as conn:
+            rows = conn.execute(f"SELECT {_RUN_SELECT} FROM runs WHERE json_extract_string(config, "
+                                "'$.campaign.id') = ?", [campaign_id]).fetchall()
+        runs = [self._run(row) for row in rows]
+        return {int(r.config["campaign"]["slot"]): r for r in runs}
 
     # ---- evaluation cache --------------------------------------------------------------------
 

@@ -82,6 +82,19 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (candidate_hash, spec_hash, target, evaluator_version)
         )""",
     ],
+    # v2: campaigns. A run belongs to a campaign through its config ({"campaign": {"id", "slot"}}), written in
+    # the same INSERT as the run, so a crash can never leave a run that its campaign does not know about.
+    [
+        """CREATE TABLE IF NOT EXISTS campaigns (
+            campaign_id VARCHAR PRIMARY KEY,
+            name VARCHAR NOT NULL UNIQUE,
+            plan_hash VARCHAR NOT NULL,
+            config VARCHAR NOT NULL DEFAULT '{}',  -- JSON text: the normalised plan
+            status VARCHAR NOT NULL,
+            created_at DOUBLE NOT NULL,
+            updated_at DOUBLE NOT NULL
+        )""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

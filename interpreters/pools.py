@@ -1,0 +1,186 @@
+"""Evaluation pools: several evaluations in flight on one target (DESIGN §7).
+
+A pool owns a fixed number of *slots* (a sandboxed local worker process, or a Ray actor holding a device)
+and runs each request on a free one. When a slot is lost (its actor or node died), the request is retried on a
+replacement slot, so one dead machine costs a retry, not the run. Requests carry the spec's *text*, not a
+path, because a remote slot cannot see the orchestrator's files.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import tempfile
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from evaluators.identity import source_hash
+from evaluators.result import EvaluationResult
+
+log = logging.getLogger("interpreters.pools")
+
+
+@dataclass(frozen=True)
+class EvaluationRequest:
+    target: str
+    simulate: bool
+    spec_name: str  # the spec's file name, kept so messages and loaders see the same name everywhere
+    spec_text: str
+    source: str
+    timeout_s: float = 120.0
+
+
+class SlotLost(Exception):
+    """The slot died under a request (actor or node lost); the request may be retried on another slot."""
+
+
+class Slot(Protocol):
+    def evaluate(self, request: EvaluationRequest) -> EvaluationResult: ...
+
+    def close(self) -> None: ...
+
+
+def materialize_spec(root: Path, request: EvaluationRequest) -> Path:
+    """Write the spec text to ``root`` under its hash (idempotent; content-addressed, so concurrent-safe)."""
+    folder = root / "specs" / source_hash(request.spec_text)[:16]
+    path = folder / request.spec_name
+    if not path.is_file() or path.read_text(encoding="utf-8") != request.spec_text:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{request.spec_name}.{threading.get_ident()}.tmp"
+        tmp.write_text(request.spec_text, encoding="utf-8")
+        tmp.replace(path)
+    return path
+
+
+def default_scratch() -> Path:
+    """Per-host scratch for workers that do not share the orchestrator's state directory."""
+    return Path(tempfile.gettempdir()) / "kernelevolve-worker" / "scratch"
+
+
+class LocalSlot:
+    """One sandboxed evaluation worker process on this host."""
+
+    def __init__(self, target_name: str, simulate: bool, scratch: Path, timeout_s: float) -> None:
+        from interpreters.executor import LocalExecutor
+        from interpreters.targets import get_target
+
+        self.scratch = scratch
+        self.executor = LocalExecutor(get_target(target_name), scratch, timeout_s=timeout_s, simulate=simulate)
+
+    def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
+        spec_path = materialize_spec(self.scratch, request)
+        self.executor.timeout_s = request.timeout_s
+        return self.executor.evaluate(spec_path, request.source)
+
+    def close(self) -> None:
+        self.executor.close()
+
+
+class SlotPool:
+    """``size`` slots for one target; slots are created on first use and replaced when lost."""
+
+    def __init__(self, make_slot: Callable[[], Slot], size: int, retries: int = 3, name: str = "") -> None:
+        if size < 1:
+            raise ValueError("a pool needs at least one slot")
+        self.name, self.size, self.retries = name, size, retries
+        self._make_slot = make_slot
+        self._free: queue.Queue[Slot | None] = queue.Queue()
+        for _ in range(size):
+            self._free.put(None)  # None: a slot still to be created
+        self._threads = ThreadPoolExecutor(max_workers=size, thread_name_prefix=f"pool-{name}")
+        self._slots: list[Slot] = []
+        self._lock = threading.Lock()
+        self.lost = 0
+
+    def submit(self, request: EvaluationRequest) -> Future[EvaluationResult]:
+        return self._threads.submit(self._run, request)
+
+    def _run(self, request: EvaluationRequest) -> EvaluationResult:
+        last = ""
+        for attempt in range(self.retries + 1):
+            slot = self._free.get()
+            try:
+                if slot is None:
+                    slot = self._make_slot()
+                    with self._lock:
+                        self._slots.append(slot)
+                result = slot.evaluate(request)
+            except SlotLost as exc:
+                last = str(exc)
+                with self._lock:
+                    self.lost += 1
+                log.warning("slot lost in pool %s (attempt %d): %s; retrying on a replacement", self.name,
+                            attempt + 1, last)
+                self._discard(slot)
+                self._free.put(None)
+                continue
+            except BaseException:
+                self._free.put(slot)
+                raise
+            self._free.put(slot)
+            return result
+        return EvaluationResult.failure("crash", f"evaluation lost {self.retries + 1} times: {last}")
+
+    def _discard(self, slot: Slot | None) -> None:
+        if slot is None:
+            return
+        with self._lock:
+            if slot in self._slots:
+                self._slots.remove(slot)
+        try:
+            slot.close()
+        except Exception as exc:  # noqa: BLE001 - a dead slot may fail to close; that is why it is discarded
+            log.debug("closing a lost slot failed: %s", exc)
+
+    def close(self) -> None:
+        self._threads.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            slots, self._slots = self._slots, []
+        for slot in slots:
+            try:
+                slot.close()
+            except Exception as exc:  # noqa: BLE001
+                log.debug("closing a slot failed: %s", exc)
+
+
+class PoolSet:
+    """One pool per (target, simulated), created on demand, all of the same kind (local or Ray)."""
+
+    def __init__(self, make_pool: Callable[[str, bool], SlotPool]) -> None:
+        self._make_pool = make_pool
+        self._pools: dict[tuple[str, bool], SlotPool] = {}
+        self._lock = threading.Lock()
+
+    def pool(self, target: str, simulate: bool) -> SlotPool:
+        with self._lock:
+            key = (target, simulate)
+            if key not in self._pools:
+                self._pools[key] = self._make_pool(target, simulate)
+            return self._pools[key]
+
+    def submit(self, request: EvaluationRequest) -> Future[EvaluationResult]:
+        return self.pool(request.target, request.simulate).submit(request)
+
+    def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
+        return self.submit(request).result()
+
+    @property
+    def lost(self) -> int:
+        return sum(p.lost for p in self._pools.values())
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            pool.close()
+
+
+def local_pools(scratch: Path, size: int) -> PoolSet:
+    """Pools of sandboxed worker processes on this host (``--executor local``)."""
+
+    def make_pool(target: str, simulate: bool) -> SlotPool:
+        return SlotPool(lambda: LocalSlot(target, simulate, scratch, 120.0), size, name=target)
+
+    return PoolSet(make_pool)

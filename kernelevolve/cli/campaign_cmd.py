@@ -1,0 +1,125 @@
+"""``ke campaign FILE.toml``: run (or resume) a whole campaign of searches on shared pools."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from kernelevolve.cli.common import emit_json, json_option, open_state, state_options
+from kernelevolve.cli.progress import ProgressBoard
+from kernelevolve.errors import UserError
+
+
+@click.command("campaign")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--concurrency", type=int, default=None, help="Expansions in flight across all runs (file: "
+              "concurrency).")
+@click.option("--executor", default=None, help="local|ray (default: the file's, else ray when installed).")
+@click.option("--ray-address", default=None, help="Join this Ray cluster instead of starting a local one.")
+@state_options
+@json_option
+def campaign_cmd(file, concurrency, executor, ray_address, state_dir, store_url, as_json) -> None:
+    """Search many ops x targets x strategies together; running the same file again resumes it."""
+    from interpreters.targets import get_target
+    from kernelevolve.campaign import load_plan
+    from kernelevolve.cli.search_cmd import check_target
+    from kernelevolve.execution import check_executor, default_executor, open_execution
+    from kernelevolve.run_setup import drive
+
+    plan = load_plan(file)
+    executor = executor or plan.executor or default_executor()
+    ray_address = ray_address or plan.ray_address
+    concurrency = concurrency if concurrency is not None else plan.concurrency
+    if concurrency < 1:
+        raise UserError(f"--concurrency must be at least 1, got {concurrency}")
+    check_executor(executor, ray_address)
+    if not ray_address:
+        for planned in plan.runs:
+            check_target(get_target(planned.hw), planned.simulate)
+    paths, meta, objects = open_state(state_dir, store_url, create=True)
+    campaign = meta.campaign_by_name(plan.name)
+    if campaign is not None and campaign["plan_hash"] != plan.plan_hash:
+        raise UserError(f"campaign '{plan.name}' already exists with a different plan; give the changed file a "
+                        "new name (the stored campaign is kept as it is)")
+    if campaign is None:
+        campaign_id = uuid.uuid4().hex[:8]
+        meta.create_campaign(campaign_id, plan.name, plan.plan_hash,
+                             {"file": str(file), "runs": [asdict(r) for r in plan.runs]})
+    else:
+        campaign_id = campaign["campaign_id"]
+    runs = _runs_to_drive(plan, campaign_id, meta, objects, executor, concurrency)
+    board = ProgressBoard()
+    if runs:
+        board.note(f"campaign {plan.name} [{campaign_id}]: {len(runs)} of {len(plan.runs)} runs to go, "
+                   f"{concurrency} in flight, executor {executor}")
+        execution = open_execution(executor, ray_address, sorted({r.hw for r in runs}), concurrency, paths.scratch)
+        try:
+            _, failures = drive(runs, meta, objects, execution, concurrency, board.track)
+        finally:
+            board.close()
+            execution.close()
+    else:
+        board.close()
+        failures = []
+    by_slot = meta.campaign_runs(campaign_id)
+    done = all(r.status == "completed" for r in by_slot.values()) and len(by_slot) == len(plan.runs)
+    meta.set_campaign_status(campaign_id, "completed" if done else "incomplete")
+    counts = meta.run_node_counts()
+    rows = []
+    for planned in plan.runs:
+        run = by_slot[planned.slot]
+        best = meta.best_nodes(run.run_id, 1)
+        rows.append({"slot": planned.slot, "run_id": run.run_id, "op": run.op, "hw": run.hw,
+                     "strategy": run.strategy, "seed": run.seed, "status": run.status,
+                     "nodes": counts.get(run.run_id, 0), "budget": run.budget,
+                     "best_fitness": best[0].fitness if best else None})
+    summary = {"campaign_id": campaign_id, "name": plan.name, "status": "completed" if done else "incomplete",
+               "runs": rows, "failures": [{"run_id": r, "error": e} for r, e in failures]}
+    if as_json:
+        emit_json(summary)
+    else:
+        click.echo(f"campaign {plan.name} [{campaign_id}]: {summary['status']}")
+        click.echo(f"{'slot':>4} {'run':9} {'op':12} {'hw':9} {'strategy':12} {'status':10} {'nodes':>9} best")
+        for r in rows:
+            best_txt = f"{r['best_fitness']:.3f}" if r["best_fitness"] is not None else "-"
+            click.echo(f"{r['slot']:>4} {r['run_id']:9} {r['op'][:12]:12} {r['hw']:9} {r['strategy']:12} "
+                       f"{r['status']:10} {r['nodes']:>4}/{r['budget']:<4} {best_txt}")
+    if failures or not done:
+        sys.exit(1)
+
+
+def _runs_to_drive(plan, campaign_id, meta, objects, executor, concurrency):
+    """Existing unfinished runs of the campaign (checked resumable), plus new runs for slots never started."""
+    from evaluators.spec import SpecError, load_spec
+    from interpreters.targets import get_target
+    from kernelevolve.ops import resolve_op
+    from kernelevolve.run_setup import new_run
+    from kernelevolve.runner import SearchConfig, check_resumable
+
+    existing = meta.campaign_runs(campaign_id)
+    runs = []
+    for planned in plan.runs:
+        run = existing.get(planned.slot)
+        if run is not None:
+            if run.status != "completed":
+                if not Path(run.op_path).is_file():
+                    raise UserError(f"spec {run.op_path} of run {run.run_id} no longer exists")
+                check_resumable(run, Path(run.op_path).read_text(encoding="utf-8"))
+                runs.append(run)
+            continue
+        try:
+            spec = load_spec(resolve_op(planned.op))
+        except (FileNotFoundError, SpecError) as exc:
+            raise UserError(f"run {planned.slot} ({planned.label}): {exc}") from None
+        cfg = SearchConfig(op=spec.name, spec_path=str(spec.path), hw=planned.hw, strategy=planned.strategy,
+                           budget=planned.budget, seed=planned.seed, drafts=planned.drafts,
+                           timeout_s=planned.timeout, time_limit_s=planned.time_limit,
+                           simulate=planned.simulate or get_target(planned.hw).always_simulated,
+                           concurrency=concurrency, executor=executor, reuse=planned.reuse)
+        runs.append(new_run(meta, objects, cfg, spec.path.read_text(encoding="utf-8"), reuse=planned.reuse,
+                            campaign={"id": campaign_id, "slot": planned.slot, "name": plan.name}))
+    return runs

@@ -1,0 +1,83 @@
+"""Choose and open the executor: evaluation pools per target plus a generation pool (DESIGN §7).
+
+``--executor ray`` is the default when Ray is installed: without ``--ray-address`` a private local Ray
+cluster is started that offers each requested target (so the same code path runs on a laptop and on a
+cluster); with an address, the cluster must already offer ``hw:<target>`` for every target of the run.
+``--executor local`` uses sandboxed worker processes on this host and no Ray at all.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from interpreters.pools import PoolSet, local_pools
+from kernelevolve.errors import UserError
+from kernelevolve.generation import GenerationPool, RayGeneration, ThreadGeneration
+
+log = structlog.get_logger("kernelevolve.execution")
+EXECUTORS = ("local", "ray")
+
+
+def default_executor() -> str:
+    """``KE_EXECUTOR`` if set, else ray when it is installed, else local."""
+    chosen = os.environ.get("KE_EXECUTOR")
+    if chosen:
+        return chosen
+    return "ray" if importlib.util.find_spec("ray") is not None else "local"
+
+
+@dataclass
+class Execution:
+    kind: str
+    pools: PoolSet
+    generation: GenerationPool
+    address: str | None = None
+    _shutdown: Callable[[], None] | None = None
+
+    def close(self) -> None:
+        self.pools.close()
+        self.generation.close()
+        if self._shutdown:
+            self._shutdown()
+
+
+def check_executor(kind: str, ray_address: str | None) -> None:
+    if kind not in EXECUTORS:
+        raise UserError(f"unknown executor '{kind}' (known: {', '.join(EXECUTORS)})")
+    if kind == "local" and ray_address:
+        raise UserError("--ray-address needs --executor ray")
+    if kind == "ray" and importlib.util.find_spec("ray") is None:
+        raise UserError("--executor ray needs Ray: pip install 'ray>=2.30' (or use --executor local)")
+
+
+def open_execution(kind: str, ray_address: str | None, targets: list[str], concurrency: int,
+                   scratch: Path) -> Execution:
+    """Pools with ``concurrency`` slots per target; joins or starts Ray for the ray executor."""
+    check_executor(kind, ray_address)
+    if kind == "local":
+        return Execution("local", local_pools(scratch, concurrency), ThreadGeneration(concurrency))
+    from interpreters import ray_pool
+
+    try:
+        resources = ray_pool.connect(ray_address, {t: concurrency for t in targets})
+        ray_pool.require_targets(resources, targets, ray_address)
+    except ray_pool.PoolUnavailable as exc:
+        ray_pool.shutdown()
+        raise UserError(str(exc)) from None
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        ray_pool.shutdown()
+        raise UserError(f"cannot join the Ray cluster at {ray_address}: {' '.join(str(exc).split())[:200]}") from None
+
+    def started(target: str, where: dict[str, Any]) -> None:
+        log.info("evaluator_started", target=target, **where)
+
+    log.info("ray_connected", address=ray_address or "local", targets=ray_pool.offered_targets(resources))
+    return Execution("ray", ray_pool.ray_pools(concurrency, started), RayGeneration(), ray_address,
+                     ray_pool.shutdown)

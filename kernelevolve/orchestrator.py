@@ -1,0 +1,253 @@
+"""Keep K expansions in flight over one or more runs, and apply results as they arrive (DESIGN §1, §7).
+
+An expansion goes select -> generate -> evaluate -> persist. Selection and every store access happen on this
+thread, in order, so the store never sees two writers from one process and the policies see a consistent
+graph. Generation runs on a generation pool (threads, or Ray CPU tasks) and evaluation on the target's pool,
+so the orchestrator is free to select and persist while both are busy.
+
+Expansions still in flight are shown to the policies as *pending* children (a virtual loss): a pending node
+counts towards its parent's children and the run's budget but is buggy-valued, so MCTS spreads concurrent
+expansions over the tree instead of sending all K down the same path. With K = 1 nothing is ever pending and a
+run is exactly the sequential loop: deterministic under its seed for a given executor.
+
+Node ids are given when a result is persisted, so they stay dense whatever order results arrive in. Each
+expansion's random choices come from an RNG seeded with (run seed, dispatch index); a killed run loses only
+what was in flight, and ``resume`` redoes that work under the next dispatch indices.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from evaluators import EVALUATOR_VERSION
+from evaluators.identity import source_hash
+from evaluators.result import EvaluationResult
+from interpreters.pools import EvaluationRequest, PoolSet
+from kernelevolve.errors import RunFailed
+from kernelevolve.generation import GenerationPool, GenerationTask
+from kernelevolve.operators.base import OperatorError, Proposal, ProposalContext
+from kernelevolve.runner import SearchConfig, StoreGraphView, finish_run, persist_node
+from kernelevolve.store.metadata import MetadataStore
+from kernelevolve.store.objects import ObjectStore
+from kernelevolve.store.records import RunRecord
+from search.node import Node
+from search.policy import make_policy
+from search.termination import Termination
+
+log = structlog.get_logger("kernelevolve.orchestrator")
+ProgressFn = Callable[[Node, int, int, Node | None], None]
+
+
+class PendingView:
+    """The stored graph plus in-flight expansions as pending, value-0 children (see the module docstring)."""
+
+    def __init__(self, base: StoreGraphView) -> None:
+        self.base = base
+        self.pending: dict[int, Node | None] = {}  # dispatch index -> parent
+
+    def count(self) -> int:
+        return self.base.count() + len(self.pending)
+
+    def best(self, k: int) -> list[Node]:
+        return self.base.best(k)
+
+    def nodes(self) -> list[Node]:
+        stored = self.base.nodes()
+        phantoms = [Node(run_id=self.base.run_id, node_id=-index, parent_id=p.node_id if p else None,
+                         depth=(p.depth + 1) if p else 1, candidate_hash="", status="pending", fitness=math.nan)
+                    for index, p in sorted(self.pending.items())]
+        return stored + phantoms
+
+    def children_counts(self) -> dict[int | None, int]:
+        counts = dict(self.base.children_counts())
+        for parent in self.pending.values():
+            key = parent.node_id if parent else None
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
+
+@dataclass
+class Expansion:
+    driver: RunDriver
+    index: int
+    parent: Node | None
+    proposal: Proposal | None = None
+    digest: str = ""
+    cached: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class RunDriver:
+    """One run's state inside the orchestrator: its policy, operator, termination rules and pending set."""
+
+    def __init__(self, run: RunRecord, store: MetadataStore, objects: ObjectStore, operator: Any,
+                 progress: ProgressFn | None = None) -> None:
+        self.run, self.store, self.objects, self.operator, self.progress = run, store, objects, operator, progress
+        self.cfg = SearchConfig.from_config(run.config)
+        self.policy = make_policy(run.strategy, drafts=self.cfg.drafts)
+        self.view = PendingView(StoreGraphView(store, run.run_id))
+        self.rules = Termination(self.cfg.budget, self.cfg.time_limit_s, self.cfg.stall_after,
+                                 self.cfg.fitness_target)
+        self.spec_text = objects.get_text(f"specs/{run.spec_hash}.py")
+        self.spec_name = self.cfg.spec_path.rsplit("/", 1)[-1] or f"{run.op}.py"
+        stored = store.nodes(run.run_id)
+        self.seen = {n.candidate_hash for n in stored}
+        self.next_index = len(stored) + 1
+        self.started = time.monotonic()
+        self.stop_reason: str | None = None
+        self.failure: str | None = None
+        store.update_run(run.run_id, status="running")
+        log.info("run_started", run_id=run.run_id, op=run.op, hw=run.hw, strategy=run.strategy,
+                 resumed=bool(stored), nodes=len(stored))
+
+    # ---- dispatch ---------------------------------------------------------------------------
+
+    def can_dispatch(self) -> bool:
+        if self.failure is not None or self.stop_reason is not None:
+            return False
+        reason = self.rules.reason(self.view, time.monotonic() - self.started)
+        if reason is not None:
+            self.stop_reason = reason
+            return False
+        return True
+
+    @property
+    def finished(self) -> bool:
+        return not self.view.pending and not self.can_dispatch()
+
+    def prepare(self) -> tuple[Expansion, GenerationTask]:
+        index = self.next_index
+        self.next_index += 1
+        rng = random.Random(f"{self.run.seed}:{index}")
+        parent = self.policy.select(self.view, rng)
+        context = ProposalContext(op=self.cfg.op, target=self.cfg.hw, rng=rng, seen_hashes=set(self.seen),
+                                  draft_index=self.view.children_counts().get(None, 0))
+        if parent is not None:
+            context.parent_source = self.objects.get_text(parent.path_ref)
+            context.parent_result = EvaluationResult.from_dict(
+                self.objects.get_json(ObjectStore.node_prefix(self.run.run_id, parent.node_id) + "evaluation.json"))
+        self.view.pending[index] = parent
+        return Expansion(self, index, parent), GenerationTask(self.operator, parent, context)
+
+    def request(self, exp: Expansion) -> EvaluationRequest | None:
+        """After generation: the evaluation to run, or None when the cache already has the result."""
+        assert exp.proposal is not None
+        exp.digest = source_hash(exp.proposal.source)
+        self.seen.add(exp.digest)
+        cached = self.store.cached_evaluation(exp.digest, self.run.spec_hash, self.cfg.hw, EVALUATOR_VERSION)
+        if cached is not None:
+            exp.cached = True
+            exp.meta["cached_result"] = cached
+            return None
+        return EvaluationRequest(self.cfg.hw, self.cfg.simulate, self.spec_name, self.spec_text,
+                                 exp.proposal.source, self.cfg.timeout_s)
+
+    def apply(self, exp: Expansion, result: EvaluationResult) -> Node:
+        assert exp.proposal is not None
+        if exp.cached:
+            exp.proposal.meta["cached_evaluation"] = True
+        elif result.status not in ("crash", "timeout"):  # those may be the host's fault: retry next time
+            self.store.cache_evaluation(exp.digest, self.run.spec_hash, self.cfg.hw, EVALUATOR_VERSION,
+                                        result.to_dict())
+        node_id = self.store.next_node_id(self.run.run_id)
+        node = persist_node(self.store, self.objects, self.run, self.operator.name, node_id, exp.parent,
+                            exp.proposal, exp.digest, result)
+        del self.view.pending[exp.index]
+        best = self.view.best(1)
+        log.info("node_evaluated", run_id=self.run.run_id, node_id=node_id, parent_id=node.parent_id,
+                 status=node.status, fitness=node.fitness, reason=node.reason, seconds=result.eval_seconds)
+        if self.progress:
+            self.progress(node, self.view.base.count(), self.cfg.budget, best[0] if best else None)
+        return node
+
+    def abandon(self, exp: Expansion, error: str) -> None:
+        """The operator could not produce a candidate: the run fails (its stored nodes stay)."""
+        self.view.pending.pop(exp.index, None)
+        self.failure = error
+
+
+class Orchestrator:
+    """Fills ``concurrency`` expansion slots round-robin from the runs that still want work."""
+
+    def __init__(self, pools: PoolSet, generation: GenerationPool, concurrency: int = 1) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.pools, self.generation, self.concurrency = pools, generation, concurrency
+
+    def run(self, drivers: list[RunDriver], on_finish: Callable[[RunDriver], None] | None = None) -> None:
+        inflight: dict[Future, tuple[str, Expansion]] = {}
+        active = list(drivers)
+        turn = 0
+        try:
+            while True:
+                turn = self._fill(active, inflight, turn)
+                if not inflight:
+                    break
+                done, _ = wait(list(inflight), timeout=5.0, return_when=FIRST_COMPLETED)
+                for future in done:
+                    stage, exp = inflight.pop(future)
+                    self._advance(stage, exp, future, inflight)
+                for d in [d for d in active if d.finished]:
+                    active.remove(d)
+                    if on_finish:
+                        on_finish(d)
+            for d in active:
+                if on_finish:
+                    on_finish(d)
+        except BaseException:
+            for future in inflight:
+                future.cancel()
+            raise
+
+    def _fill(self, active: list[RunDriver], inflight: dict[Future, tuple[str, Expansion]], turn: int) -> int:
+        idle_rounds = 0
+        while len(inflight) < self.concurrency and active and idle_rounds < len(active):
+            driver = active[turn % len(active)]
+            turn += 1
+            if not driver.can_dispatch():
+                idle_rounds += 1
+                continue
+            idle_rounds = 0
+            exp, task = driver.prepare()
+            inflight[self.generation.submit(task)] = ("generate", exp)
+        return turn
+
+    def _advance(self, stage: str, exp: Expansion, future: Future, inflight: dict) -> None:
+        driver = exp.driver
+        if stage == "generate":
+            try:
+                exp.proposal = future.result()
+            except OperatorError as exc:
+                message = str(getattr(exc, "cause", None) or exc)  # a Ray task error wraps the original
+                driver.abandon(exp, message)
+                log.error("operator_failed", run_id=driver.run.run_id, error=message)
+                return
+            request = driver.request(exp)
+            if request is None:
+                driver.apply(exp, EvaluationResult.from_dict(exp.meta.pop("cached_result")))
+                return
+            inflight[self.pools.submit(request)] = ("evaluate", exp)
+            return
+        driver.apply(exp, future.result())
+
+
+def complete(driver: RunDriver, pools: PoolSet) -> RunRecord:
+    """Close a run: failed if its operator failed, else re-measure the winner and mark it completed."""
+    run = driver.run
+    if driver.failure is not None:
+        driver.store.update_run(run.run_id, status="failed", config={**run.config, "failure": driver.failure})
+        raise RunFailed(driver.failure)
+
+    def evaluate(source: str) -> EvaluationResult:
+        return pools.evaluate(EvaluationRequest(driver.cfg.hw, driver.cfg.simulate, driver.spec_name,
+                                                driver.spec_text, source, driver.cfg.timeout_s))
+
+    return finish_run(driver.store, driver.objects, run, evaluate, driver.stop_reason or "budget")

@@ -1,0 +1,69 @@
+"""What ``ke search`` and ``ke campaign`` share: creating runs (with cross-run seeds), building each run's
+operator, and driving a set of runs to the end on one executor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from kernelevolve.errors import RunFailed
+from kernelevolve.execution import Execution
+from kernelevolve.operators.offline import OfflineOperator
+from kernelevolve.operators.seeded import SeededOperator
+from kernelevolve.orchestrator import Orchestrator, RunDriver, complete
+from kernelevolve.runner import SearchConfig, create_run
+from kernelevolve.store.metadata import MetadataStore
+from kernelevolve.store.objects import ObjectStore
+from kernelevolve.store.records import RunRecord
+
+log = structlog.get_logger("kernelevolve.run_setup")
+
+
+def new_run(meta: MetadataStore, objects: ObjectStore, cfg: SearchConfig, spec_text: str, reuse: bool = True,
+            campaign: dict[str, Any] | None = None) -> RunRecord:
+    """Create a run; with ``reuse`` its first drafts are the best stored kernels of the same op (any target)."""
+    seeds = meta.best_for_op(cfg.op, cfg.drafts, cfg.hw) if reuse else []
+    extra: dict[str, Any] = {"seeded_from": seeds}
+    if campaign:
+        extra["campaign"] = campaign
+    run = create_run(meta, objects, cfg, spec_text, extra)
+    if seeds:
+        log.info("run_seeded", run_id=run.run_id, seeds=[(s["run_id"], s["node_id"], s["hw"]) for s in seeds])
+    return run
+
+
+def make_operator(run: RunRecord, objects: ObjectStore) -> Any:
+    operator: Any = OfflineOperator()
+    seeds = run.config.get("seeded_from") or []
+    if seeds:
+        operator = SeededOperator(operator, seeds, [objects.get_text(s["path_ref"]) for s in seeds])
+    return operator
+
+
+def drive(runs: list[RunRecord], meta: MetadataStore, objects: ObjectStore, execution: Execution,
+          concurrency: int, track: Any = None) -> tuple[list[RunRecord], list[tuple[str, str]]]:
+    """Run every run to its end on shared pools; returns (finished runs, [(run_id, failure)])."""
+    drivers = []
+    for run in runs:
+        done = meta.count_nodes(run.run_id)
+        progress = track(f"{run.op}@{run.hw} {run.strategy} [{run.run_id}]", run.budget, done) if track else None
+        drivers.append(RunDriver(run, meta, objects, make_operator(run, objects), progress))
+    finished: list[RunRecord] = []
+    failures: list[tuple[str, str]] = []
+
+    def on_finish(driver: RunDriver) -> None:
+        try:
+            finished.append(complete(driver, execution.pools))
+        except RunFailed as exc:
+            failures.append((driver.run.run_id, str(exc)))
+            log.error("run_failed", run_id=driver.run.run_id, error=str(exc))
+
+    try:
+        Orchestrator(execution.pools, execution.generation, concurrency).run(drivers, on_finish)
+    except KeyboardInterrupt:
+        for d in drivers:
+            if d.run.run_id not in {r.run_id for r in finished}:
+                meta.update_run(d.run.run_id, status="interrupted")
+        raise
+    return finished, failures
