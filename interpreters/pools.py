@@ -83,11 +83,13 @@ class LocalSlot:
 class SlotPool:
     """``size`` slots for one target; slots are created on first use and replaced when lost."""
 
-    def __init__(self, make_slot: Callable[[], Slot], size: int, retries: int = 3, name: str = "") -> None:
+    def __init__(self, make_slot: Callable[[], Slot], size: int, retries: int = 3, name: str = "",
+                 on_lost: Callable[[str, str], None] | None = None) -> None:
         if size < 1:
             raise ValueError("a pool needs at least one slot")
         self.name, self.size, self.retries = name, size, retries
         self._make_slot = make_slot
+        self._on_lost = on_lost
         self._free: queue.Queue[Slot | None] = queue.Queue()
         for _ in range(size):
             self._free.put(None)  # None: a slot still to be created
@@ -115,6 +117,8 @@ class SlotPool:
                     self.lost += 1
                 log.warning("slot lost in pool %s (attempt %d): %s; retrying on a replacement", self.name,
                             attempt + 1, last)
+                if self._on_lost:
+                    self._on_lost(self.name, last)
                 self._discard(slot)
                 self._free.put(None)
                 continue

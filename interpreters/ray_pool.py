@@ -32,6 +32,18 @@ LOST_ERRORS: tuple[type[BaseException], ...] = tuple(
     if hasattr(ray_errors, name))
 
 
+JOIN_ERRORS: tuple[type[BaseException], ...] = (ConnectionError, RuntimeError, ValueError, ray_errors.RayError)
+
+
+def join_error(address: str | None, exc: BaseException) -> str:
+    """One line on why joining failed; token authentication (Ray's default for new clusters) gets its fix."""
+    text = " ".join(str(exc).split())
+    if "AuthToken" in text or "Authentication" in type(exc).__name__:
+        return (f"the Ray cluster at {address} requires token authentication: set RAY_AUTH_MODE=token and make "
+                "the cluster's token available (~/.ray/auth_token, RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH)")
+    return f"cannot join the Ray cluster at {address}: {text[:200]}"
+
+
 class PoolUnavailable(Exception):
     """No node in the cluster offers the target (one-line message with the command that adds one)."""
 
@@ -132,10 +144,11 @@ def require_targets(resources: dict[str, float], targets: list[str], address: st
                                   f"'ke worker --hw {target} --ray-address {address or 'ADDR'}'")
 
 
-def ray_pools(size: int, on_start: Callable[[str, dict[str, Any]], None] | None = None) -> PoolSet:
+def ray_pools(size: int, on_start: Callable[[str, dict[str, Any]], None] | None = None,
+              on_lost: Callable[[str, str], None] | None = None) -> PoolSet:
     def make_pool(target: str, simulate: bool) -> SlotPool:
         started = (lambda where: on_start(target, where)) if on_start else None
-        return SlotPool(lambda: RaySlot(target, simulate, 120.0, started), size, name=target)
+        return SlotPool(lambda: RaySlot(target, simulate, 120.0, started), size, name=target, on_lost=on_lost)
 
     return PoolSet(make_pool)
 

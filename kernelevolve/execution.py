@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,19 +66,28 @@ def open_execution(kind: str, ray_address: str | None, targets: list[str], concu
         return Execution("local", local_pools(scratch, concurrency), ThreadGeneration(concurrency))
     from interpreters import ray_pool
 
+    # Ray's driver prints worker failures to stdout; stdout belongs to --json, so Ray gets stderr until shutdown.
+    stdout, sys.stdout = sys.stdout, sys.stderr
+
+    def shutdown() -> None:
+        ray_pool.shutdown()
+        sys.stdout = stdout
+
     try:
         resources = ray_pool.connect(ray_address, {t: concurrency for t in targets})
         ray_pool.require_targets(resources, targets, ray_address)
     except ray_pool.PoolUnavailable as exc:
-        ray_pool.shutdown()
+        shutdown()
         raise UserError(str(exc)) from None
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        ray_pool.shutdown()
-        raise UserError(f"cannot join the Ray cluster at {ray_address}: {' '.join(str(exc).split())[:200]}") from None
+    except ray_pool.JOIN_ERRORS as exc:
+        shutdown()
+        raise UserError(ray_pool.join_error(ray_address, exc)) from None
 
     def started(target: str, where: dict[str, Any]) -> None:
         log.info("evaluator_started", target=target, **where)
 
+    def lost(target: str, error: str) -> None:
+        log.warning("slot_lost", target=target, error=error, action="retrying on a replacement actor")
+
     log.info("ray_connected", address=ray_address or "local", targets=ray_pool.offered_targets(resources))
-    return Execution("ray", ray_pool.ray_pools(concurrency, started), RayGeneration(), ray_address,
-                     ray_pool.shutdown)
+    return Execution("ray", ray_pool.ray_pools(concurrency, started, lost), RayGeneration(), ray_address, shutdown)

@@ -44,6 +44,7 @@ from search.termination import Termination
 
 log = structlog.get_logger("kernelevolve.orchestrator")
 ProgressFn = Callable[[Node, int, int, Node | None], None]
+MAX_REGENERATIONS = 3
 
 
 class PendingView:
@@ -79,6 +80,7 @@ class Expansion:
     driver: RunDriver
     index: int
     parent: Node | None
+    task: GenerationTask | None = None
     proposal: Proposal | None = None
     digest: str = ""
     cached: bool = False
@@ -135,7 +137,21 @@ class RunDriver:
             context.parent_result = EvaluationResult.from_dict(
                 self.objects.get_json(ObjectStore.node_prefix(self.run.run_id, parent.node_id) + "evaluation.json"))
         self.view.pending[index] = parent
-        return Expansion(self, index, parent), GenerationTask(self.operator, parent, context)
+        task = GenerationTask(self.operator, parent, context)
+        return Expansion(self, index, parent, task), task
+
+    def regenerate(self, exp: Expansion, task: GenerationTask) -> GenerationTask | None:
+        """A task to run again when a concurrent expansion already proposed the same source, else None.
+
+        Concurrent generations cannot see each other's proposals, so two may coincide; the second is sent
+        back with the up-to-date seen set (its RNG has moved on) rather than evaluating one kernel twice."""
+        assert exp.proposal is not None
+        exp.digest = source_hash(exp.proposal.source)
+        if exp.digest not in self.seen or exp.meta.get("regenerated", 0) >= MAX_REGENERATIONS:
+            return None
+        exp.meta["regenerated"] = exp.meta.get("regenerated", 0) + 1
+        task.context.seen_hashes = set(self.seen)
+        return task
 
     def request(self, exp: Expansion) -> EvaluationRequest | None:
         """After generation: the evaluation to run, or None when the cache already has the result."""
@@ -229,6 +245,11 @@ class Orchestrator:
                 message = str(getattr(exc, "cause", None) or exc)  # a Ray task error wraps the original
                 driver.abandon(exp, message)
                 log.error("operator_failed", run_id=driver.run.run_id, error=message)
+                return
+            assert exp.task is not None
+            again = driver.regenerate(exp, exp.task)
+            if again is not None:
+                inflight[self.generation.submit(again)] = ("generate", exp)
                 return
             request = driver.request(exp)
             if request is None:

@@ -54,8 +54,8 @@ def _cluster_slots(address: str) -> dict[str, dict[str, int]]:
         import ray
 
         available = ray.available_resources()
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise UserError(f"cannot join the Ray cluster at {address}: {' '.join(str(exc).split())[:200]}") from None
+    except ray_pool.JOIN_ERRORS as exc:
+        raise UserError(ray_pool.join_error(address, exc)) from None
     offered = ray_pool.offered_targets(total)
     free = ray_pool.offered_targets(available)
     ray_pool.shutdown()

@@ -1,0 +1,176 @@
+"""The orchestrator on real stores (DuckDB file, local object store) and the real offline operator, with a
+*scoring* slot in place of a GPU: fitness is a fixed function of the candidate's source, so what is tested
+is scheduling (concurrency, virtual loss, dense ids, determinism, retries, seeding), not kernels."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from store_checks import assert_store_consistent
+
+from evaluators.result import EvaluationResult
+from interpreters.pools import EvaluationRequest, PoolSet, SlotLost, SlotPool
+from kernelevolve.generation import ThreadGeneration
+from kernelevolve.operators.offline import OfflineOperator
+from kernelevolve.operators.seeded import SeededOperator
+from kernelevolve.orchestrator import Orchestrator, PendingView, RunDriver, complete
+from kernelevolve.run_setup import make_operator, new_run
+from kernelevolve.runner import SearchConfig
+from kernelevolve.store.metadata import MetadataStore
+from kernelevolve.store.objects import ObjectStore
+from search.graph import ListGraphView
+from search.mcts import MCTSPolicy
+from search.node import Node
+
+SPEC = Path(__file__).resolve().parent.parent / "kernelevolve" / "ops" / "swish.py"
+
+
+def score(source: str) -> float:
+    return 0.5 + int(hashlib.sha256(source.encode()).hexdigest()[:6], 16) / 0xFFFFFF
+
+
+class ScoringSlot:
+    """Scores by source hash after a short sleep, and records how many evaluations overlap."""
+
+    active = 0
+    peak = 0
+    lock = threading.Lock()
+
+    def __init__(self, delay: float = 0.05) -> None:
+        self.delay = delay
+
+    def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
+        with ScoringSlot.lock:
+            ScoringSlot.active += 1
+            ScoringSlot.peak = max(ScoringSlot.peak, ScoringSlot.active)
+        time.sleep(self.delay)
+        with ScoringSlot.lock:
+            ScoringSlot.active -= 1
+        return EvaluationResult(status="ok", fitness=score(request.source), target=request.target,
+                                speedup_vs_eager=score(request.source))
+
+    def close(self) -> None:
+        pass
+
+
+def scoring_pools(size: int) -> PoolSet:
+    return PoolSet(lambda target, simulate: SlotPool(ScoringSlot, size, name=target))
+
+
+def start_run(tmp_path: Path, strategy: str, budget: int, seed: int = 0, reuse: bool = False, concurrency: int = 1):
+    meta = MetadataStore(tmp_path / "ke.duckdb")
+    objects = ObjectStore(str(tmp_path / "artifacts"))
+    cfg = SearchConfig(op="swish", spec_path=str(SPEC), hw="cpu", strategy=strategy, budget=budget, seed=seed,
+                       concurrency=concurrency)
+    return meta, objects, new_run(meta, objects, cfg, SPEC.read_text(), reuse=reuse)
+
+
+def drive(meta, objects, runs, concurrency: int):
+    pools = scoring_pools(concurrency)
+    drivers = [RunDriver(r, meta, objects, make_operator(r, objects)) for r in runs]
+    done = []
+    Orchestrator(pools, ThreadGeneration(concurrency), concurrency).run(drivers, lambda d: done.append(
+        complete(d, pools)))
+    return done
+
+
+def shape(meta: MetadataStore, run_id: str) -> list[tuple]:
+    return [(n.node_id, n.parent_id, n.candidate_hash) for n in meta.nodes(run_id)]
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "mcts", "evolutionary", "random"])
+def test_concurrency_one_is_deterministic_under_the_seed(tmp_path: Path, strategy: str) -> None:
+    shapes = []
+    for attempt in range(2):
+        meta, objects, run = start_run(tmp_path / str(attempt), strategy, budget=10, seed=7)
+        drive(meta, objects, [run], 1)
+        shapes.append(shape(meta, run.run_id))
+    assert shapes[0] == shapes[1]
+    assert len(shapes[0]) == 10
+
+
+def test_k_expansions_overlap_and_ids_stay_dense(tmp_path: Path) -> None:
+    ScoringSlot.peak = 0
+    meta, objects, run = start_run(tmp_path, "mcts", budget=16, concurrency=4)
+    (final,) = drive(meta, objects, [run], 4)
+    assert final.status == "completed"
+    assert ScoringSlot.peak == 4, "four evaluations should have been in flight at once"
+    assert_store_consistent(tmp_path, str(tmp_path / "artifacts"), run.run_id, 16)
+
+
+def test_several_runs_share_the_pools(tmp_path: Path) -> None:
+    meta, objects, first = start_run(tmp_path, "greedy", budget=6)
+    cfg = SearchConfig(op="swish", spec_path=str(SPEC), hw="mtia-v3", strategy="random", budget=5, simulate=True)
+    second = new_run(meta, objects, cfg, SPEC.read_text(), reuse=False)
+    finished = drive(meta, objects, [first, second], 3)
+    assert {r.run_id for r in finished} == {first.run_id, second.run_id}
+    assert meta.count_nodes(first.run_id) == 6 and meta.count_nodes(second.run_id) == 5
+
+
+def test_pending_expansions_are_virtual_losses_for_mcts() -> None:
+    """With its best child's subtree busy, MCTS must send the next expansion elsewhere."""
+    nodes = [Node("r", 1, None, 1, "a", "ok", 2.0), Node("r", 2, None, 1, "b", "ok", 1.0),
+             Node("r", 3, None, 1, "c", "ok", 1.0), Node("r", 4, 1, 2, "d", "ok", 2.0)]
+    base = ListGraphView(nodes)
+    base.run_id = "r"
+    view = PendingView(base)  # type: ignore[arg-type]
+    policy = MCTSPolicy(drafts=3, exploration=0.5)
+    first = policy.select(view, random.Random(0))
+    assert first is not None and first.node_id in (1, 4)
+    for index in range(10, 16):
+        view.pending[index] = first
+    again = policy.select(view, random.Random(0))
+    assert again is None or again.node_id not in (first.node_id,), "pending children must lower the value"
+    assert view.count() == 4 + 6 and view.children_counts()[first.node_id] >= 6
+
+
+def test_a_lost_slot_is_replaced_and_the_request_retried() -> None:
+    made = []
+
+    class DiesOnce(ScoringSlot):
+        def evaluate(self, request):
+            if len(made) == 1:
+                raise SlotLost("ActorDiedError on node-2")
+            return super().evaluate(request)
+
+    def make():
+        made.append(1)
+        return DiesOnce(0.0)
+
+    lost = []
+    pool = SlotPool(make, 1, on_lost=lambda name, error: lost.append(error))
+    result = pool.submit(EvaluationRequest("cpu", False, "swish.py", "", "source")).result()
+    assert result.status == "ok" and len(made) == 2 and lost == ["ActorDiedError on node-2"]
+
+
+def test_a_slot_that_keeps_dying_ends_as_a_crash_not_an_exception() -> None:
+    class AlwaysDies(ScoringSlot):
+        def evaluate(self, request):
+            raise SlotLost("NodeDiedError")
+
+    pool = SlotPool(AlwaysDies, 2, retries=2)
+    result = pool.submit(EvaluationRequest("cpu", False, "swish.py", "", "source")).result()
+    assert result.status == "crash" and "lost 3 times" in result.reason
+
+
+def test_new_run_seeds_from_the_best_stored_kernels_of_the_op(tmp_path: Path) -> None:
+    meta, objects, first = start_run(tmp_path, "greedy", budget=8)
+    drive(meta, objects, [first], 2)
+    best = meta.best_nodes(first.run_id, 2)
+    cfg = SearchConfig(op="swish", spec_path=str(SPEC), hw="mtia-v3", strategy="greedy", budget=4, simulate=True)
+    second = new_run(meta, objects, cfg, SPEC.read_text(), reuse=True)
+    seeds = second.config["seeded_from"]
+    assert [(s["run_id"], s["node_id"]) for s in seeds[:2]] == [(first.run_id, n.node_id) for n in best]
+    assert isinstance(make_operator(second, objects), SeededOperator)
+    drive(meta, objects, [second], 1)
+    drafts = [n for n in meta.nodes(second.run_id) if n.parent_id is None]
+    reused = {n.candidate_hash for n in drafts if n.operator_meta.get("seeded_from")}
+    assert {n.candidate_hash for n in best} <= reused, "the best stored kernels were not re-evaluated as drafts"
+    unseeded = new_run(meta, objects, cfg, SPEC.read_text(), reuse=False)
+    assert unseeded.config["seeded_from"] == []
+    assert isinstance(make_operator(unseeded, objects), OfflineOperator)
