@@ -113,8 +113,25 @@ class RaySlot:
             log.debug("ray.kill failed: %s", exc)
 
 
+def check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """Fail fast on an address where no GCS listens: ``ray.init`` would otherwise retry forever."""
+    if address == "auto" or "://" in address:
+        return  # resolved by Ray itself (a local cluster file, or a client URL)
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"expected HOST:PORT, got {address!r}")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        raise ConnectionError(f"nothing answers at {address} ({exc.strerror or exc}); is the Ray head running?") \
+            from None
+
+
 def connect(address: str | None, offer: dict[str, int], namespace: str = "kernelevolve") -> dict[str, float]:
     """Join ``address`` (or start a private local cluster offering ``offer``); returns the cluster resources."""
+    if address:
+        check_reachable(address)
     if not ray.is_initialized():
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         root = str(Path(__file__).resolve().parent.parent)

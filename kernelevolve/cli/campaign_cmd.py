@@ -28,7 +28,7 @@ def campaign_cmd(file, concurrency, executor, ray_address, state_dir, store_url,
     from kernelevolve.campaign import load_plan
     from kernelevolve.cli.search_cmd import check_target
     from kernelevolve.execution import check_executor, default_executor, open_execution
-    from kernelevolve.run_setup import drive
+    from kernelevolve.state import resolve_state
 
     plan = load_plan(file)
     executor = executor or plan.executor or default_executor()
@@ -40,7 +40,19 @@ def campaign_cmd(file, concurrency, executor, ray_address, state_dir, store_url,
     if not ray_address:
         for planned in plan.runs:
             check_target(get_target(planned.hw), planned.simulate)
-    paths, meta, objects = open_state(state_dir, store_url, create=True)
+    # Join (or start) the executor before anything is written: an unreachable cluster is bad input.
+    execution = open_execution(executor, ray_address, sorted({r.hw for r in plan.runs}), concurrency,
+                               resolve_state(state_dir, store_url).scratch)
+    try:
+        _run_campaign(plan, file, execution, executor, concurrency, state_dir, store_url, as_json)
+    finally:
+        execution.close()
+
+
+def _run_campaign(plan, file, execution, executor, concurrency, state_dir, store_url, as_json) -> None:
+    from kernelevolve.run_setup import drive
+
+    _, meta, objects = open_state(state_dir, store_url, create=True)
     campaign = meta.campaign_by_name(plan.name)
     if campaign is not None and campaign["plan_hash"] != plan.plan_hash:
         raise UserError(f"campaign '{plan.name}' already exists with a different plan; give the changed file a "
@@ -56,12 +68,10 @@ def campaign_cmd(file, concurrency, executor, ray_address, state_dir, store_url,
     if runs:
         board.note(f"campaign {plan.name} [{campaign_id}]: {len(runs)} of {len(plan.runs)} runs to go, "
                    f"{concurrency} in flight, executor {executor}")
-        execution = open_execution(executor, ray_address, sorted({r.hw for r in runs}), concurrency, paths.scratch)
         try:
             _, failures = drive(runs, meta, objects, execution, concurrency, board.track)
         finally:
             board.close()
-            execution.close()
     else:
         board.close()
         failures = []

@@ -40,10 +40,11 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
     """Search for a fast, correct Triton kernel for an operator on a target."""
     from evaluators.spec import SpecError, load_spec
     from interpreters.targets import UnknownTarget, get_target
-    from kernelevolve.execution import check_executor, default_executor
+    from kernelevolve.execution import check_executor, default_executor, open_execution
     from kernelevolve.ops import resolve_op
     from kernelevolve.run_setup import new_run
     from kernelevolve.runner import SearchConfig, check_resumable
+    from kernelevolve.state import resolve_state
 
     executor = executor or default_executor()
     _reject_unsupported(concurrency, operator_name, model)
@@ -65,8 +66,8 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
             raise UserError(exc.args[0]) from None
         if not ray_address:  # on a cluster, the device is the workers' business
             check_target(target, simulate)  # before any state is created
-    paths, meta, objects = open_state(state_dir, store_url, create=True)
     if resume_id is not None:
+        paths, meta, objects = open_state(state_dir, store_url, create=False)
         run = meta.get_run(resolve_run(meta, resume_id))
         assert run is not None
         spec_path = Path(run.op_path)
@@ -75,14 +76,23 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
         check_resumable(run, spec_path.read_text(encoding="utf-8"))
         if not ray_address:
             check_target(get_target(run.hw), run.simulated)
+        execution = open_execution(executor, ray_address, [run.hw], concurrency, paths.scratch)
     else:
+        # Join (or start) the executor before anything is written: an unreachable cluster is bad input.
+        execution = open_execution(executor, ray_address, [target.name], concurrency,
+                                   resolve_state(state_dir, store_url).scratch)
+        try:
+            paths, meta, objects = open_state(state_dir, store_url, create=True)
+        except BaseException:
+            execution.close()
+            raise
         cfg = SearchConfig(op=spec.name, spec_path=str(spec.path), hw=target.name, strategy=strategy,
                            budget=budget, seed=seed, operator=operator_name, drafts=drafts,
                            timeout_s=timeout_s, time_limit_s=time_limit,
                            simulate=simulate or target.always_simulated, concurrency=concurrency,
                            executor=executor, reuse=not no_reuse)
         run = new_run(meta, objects, cfg, spec.path.read_text(encoding="utf-8"), reuse=not no_reuse)
-    final = _drive(run, meta, objects, paths.scratch, executor, ray_address, concurrency)
+    final = _drive(run, meta, objects, execution, concurrency)
     best = meta.best_nodes(final.run_id, 1)
     summary = {
         "run_id": final.run_id, "status": final.status, "nodes": meta.count_nodes(final.run_id),
@@ -124,11 +134,9 @@ def check_target(target, simulate) -> None:
         raise UserError(str(exc)) from None
 
 
-def _drive(run, meta, objects, scratch, executor, ray_address, concurrency):
-    from kernelevolve.execution import open_execution
+def _drive(run, meta, objects, execution, concurrency):
     from kernelevolve.run_setup import drive
 
-    execution = open_execution(executor, ray_address, [run.hw], concurrency, scratch)
     board = ProgressBoard()
     try:
         finished, failures = drive([run], meta, objects, execution, concurrency, board.track)
