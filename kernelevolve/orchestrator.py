@@ -34,10 +34,11 @@ from interpreters.pools import EvaluationRequest, PoolSet
 from kernelevolve.errors import RunFailed
 from kernelevolve.generation import GenerationPool, GenerationTask
 from kernelevolve.operators.base import OperatorError, Proposal, ProposalContext
-from kernelevolve.runner import SearchConfig, StoreGraphView, finish_run, persist_node
+from kernelevolve.runner import SearchConfig, finish_run, persist_node
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 from kernelevolve.store.records import RunRecord
+from search.graph import ListGraphView
 from search.node import Node
 from search.policy import make_policy
 from search.termination import Termination
@@ -47,10 +48,26 @@ ProgressFn = Callable[[Node, int, int, Node | None], None]
 MAX_REGENERATIONS = 3
 
 
+class RunGraph(ListGraphView):
+    """One run's stored nodes, mirrored in memory by the run's only writer.
+
+    Why not query DuckDB for every policy question: each store call attaches the file under a lock so that other
+    processes can read and write it (about 9 ms on a 2-core host), and a step asks ~10 questions. A run is driven
+    by one orchestrator at a time, so its nodes change only through ``add`` below, right after the store commits
+    them; the mirror is loaded from the store on start and resume, and the store stays the source of truth
+    (a second writer on the same run fails on the node's primary key instead of forking it). Cross-run questions
+    (seeds, the evaluation cache, ``ke show``) still go to SQL.
+    """
+
+    def __init__(self, run_id: str, nodes: list[Node]) -> None:
+        super().__init__(nodes)
+        self.run_id = run_id
+
+
 class PendingView:
     """The stored graph plus in-flight expansions as pending, value-0 children (see the module docstring)."""
 
-    def __init__(self, base: StoreGraphView) -> None:
+    def __init__(self, base: RunGraph) -> None:
         self.base = base
         self.pending: dict[int, Node | None] = {}  # dispatch index -> parent
 
@@ -95,12 +112,13 @@ class RunDriver:
         self.run, self.store, self.objects, self.operator, self.progress = run, store, objects, operator, progress
         self.cfg = SearchConfig.from_config(run.config)
         self.policy = make_policy(run.strategy, drafts=self.cfg.drafts)
-        self.view = PendingView(StoreGraphView(store, run.run_id))
+        stored = store.nodes(run.run_id)
+        self.graph = RunGraph(run.run_id, stored)
+        self.view = PendingView(self.graph)
         self.rules = Termination(self.cfg.budget, self.cfg.time_limit_s, self.cfg.stall_after,
                                  self.cfg.fitness_target)
         self.spec_text = objects.get_text(f"specs/{run.spec_hash}.py")
         self.spec_name = self.cfg.spec_path.rsplit("/", 1)[-1] or f"{run.op}.py"
-        stored = store.nodes(run.run_id)
         self.seen = {n.candidate_hash for n in stored}
         self.next_index = len(stored) + 1
         self.started = time.monotonic()
@@ -168,14 +186,17 @@ class RunDriver:
 
     def apply(self, exp: Expansion, result: EvaluationResult) -> Node:
         assert exp.proposal is not None
+        remember = None
         if exp.cached:
             exp.proposal.meta["cached_evaluation"] = True
         elif result.status not in ("crash", "timeout"):  # those may be the host's fault: retry next time
-            self.store.cache_evaluation(exp.digest, self.run.spec_hash, self.cfg.hw, EVALUATOR_VERSION,
-                                        result.to_dict())
-        node_id = self.store.next_node_id(self.run.run_id)
+            def remember() -> None:
+                self.store.cache_evaluation(exp.digest, self.run.spec_hash, self.cfg.hw, EVALUATOR_VERSION,
+                                            result.to_dict())
+        node_id = self.graph.count() + 1
         node = persist_node(self.store, self.objects, self.run, self.operator.name, node_id, exp.parent,
-                            exp.proposal, exp.digest, result)
+                            exp.proposal, exp.digest, result, also=remember)
+        self.graph.add(node)
         del self.view.pending[exp.index]
         best = self.view.best(1)
         log.info("node_evaluated", run_id=self.run.run_id, node_id=node_id, parent_id=node.parent_id,

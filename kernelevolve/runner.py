@@ -86,8 +86,11 @@ def create_run(store: MetadataStore, objects: ObjectStore, cfg: SearchConfig, sp
 
 
 def persist_node(store: MetadataStore, objects: ObjectStore, run: RunRecord, operator_name: str, node_id: int,
-                 parent: Node | None, proposal: Proposal, digest: str, result: EvaluationResult) -> Node:
-    """Artifacts first, then the DuckDB row: the store never names an artifact that is missing."""
+                 parent: Node | None, proposal: Proposal, digest: str, result: EvaluationResult,
+                 also: Callable[[], None] | None = None) -> Node:
+    """Artifacts first, then the DuckDB row: the store never names an artifact that is missing.
+
+    ``also`` runs more store writes in the node's transaction (one attachment instead of two)."""
     path_ref = objects.put_kernel(proposal.source)
     prefix = ObjectStore.node_prefix(run.run_id, node_id)
     objects.put_json(prefix + "evaluation.json", result.to_dict())
@@ -103,7 +106,10 @@ def persist_node(store: MetadataStore, objects: ObjectStore, run: RunRecord, ope
     )
     cases = [CaseRecord(run.run_id, node_id, c.name, c.status, c.latency_ms, c.eager_ms, c.compile_ms,
                         c.max_abs_err, c.error) for c in result.cases]
-    store.add_node(node, cases)
+    with store.batch():
+        if also is not None:
+            also()
+        store.add_node(node, cases)
     return node
 
 

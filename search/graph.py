@@ -6,6 +6,7 @@ load more than they ask for.
 
 from __future__ import annotations
 
+import math
 from typing import Protocol
 
 from search.node import Node
@@ -34,7 +35,7 @@ class ListGraphView:
         return len(self._nodes)
 
     def best(self, k: int) -> list[Node]:
-        good = [n for n in self._nodes if not n.is_buggy]
+        good = [n for n in self._nodes if not n.is_buggy and not math.isnan(n.fitness)]  # as the SQL view
         return sorted(good, key=lambda n: (-n.fitness, n.node_id))[:k]
 
     def nodes(self) -> list[Node]:
