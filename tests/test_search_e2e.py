@@ -126,13 +126,15 @@ def test_two_searches_share_one_store(tmp_path: Path) -> None:
         assert_store_consistent(state, str(state / "artifacts"), run_id, 3)
 
 
-@pytest.mark.parametrize("kill_after_nodes", [0, 1, 3])
-def test_sigkill_then_resume(tmp_path: Path, kill_after_nodes: int) -> None:
+@pytest.mark.parametrize(("kill_after_nodes", "executor", "concurrency"),
+                         [(0, "local", 1), (1, "local", 1), (3, "local", 1), (2, "ray", 3)])
+def test_sigkill_then_resume(tmp_path: Path, kill_after_nodes: int, executor: str, concurrency: int) -> None:
     """SIGKILL the orchestrator at different moments: before any node (the run row exists, the first
-    evaluation is under way), after one node, after three. Resume must finish the budget with ids 1..6,
-    valid parents and no candidate evaluated twice."""
+    evaluation is under way), after one node, after three; and with three evaluations in flight on Ray actors.
+    Resume must redo what was in flight and finish the budget with ids 1..6, valid parents and no candidate
+    evaluated twice."""
     state = tmp_path / "state"
-    proc = _start_search(state, budget=6)
+    proc = _start_search(state, 6, 0, "--concurrency", str(concurrency), executor=executor)
     meta, run_id = None, None
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:
@@ -149,7 +151,8 @@ def test_sigkill_then_resume(tmp_path: Path, kill_after_nodes: int) -> None:
     proc.wait()
     before = meta.count_nodes(run_id)
     assert kill_after_nodes <= before < 6
-    resumed = run_ke("search", "--resume", run_id, "--json", "--state-dir", str(state))
+    resumed = run_ke("search", "--resume", run_id, "--json", "--concurrency", str(concurrency), "--state-dir",
+                     str(state), env={"KE_EXECUTOR": executor})
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.json()["nodes"] == 6, "the budget counts across the resume"
     assert_store_consistent(state, str(state / "artifacts"), run_id, 6)
