@@ -49,8 +49,10 @@ class LocalExecutor:
     """Writes each candidate to a scratch file (Triton needs source on disk) and evaluates it."""
 
     def __init__(self, target: Target, scratch: Path, timeout_s: float = 120.0, simulate: bool = False,
-                 memory_limit_mb: int | None = 16384, ncu: bool = False) -> None:
+                 memory_limit_mb: int | None = 16384, ncu: bool = False,
+                 extra_env: dict[str, str] | None = None) -> None:
         env, self.device = worker_settings(target, simulate)
+        env = {**env, **(extra_env or {})}
         self.simulated = simulate or target.always_simulated
         self.target = target
         self.scratch = scratch

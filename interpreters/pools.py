@@ -62,14 +62,20 @@ def default_scratch() -> Path:
 
 
 class LocalSlot:
-    """One sandboxed evaluation worker process on this host."""
+    """One sandboxed evaluation worker process on this host, optionally pinned to one device."""
 
-    def __init__(self, target_name: str, simulate: bool, scratch: Path, timeout_s: float) -> None:
+    def __init__(self, target_name: str, simulate: bool, scratch: Path, timeout_s: float,
+                 device_index: int | None = None, on_close: Callable[[], None] | None = None) -> None:
         from interpreters.executor import LocalExecutor
         from interpreters.targets import get_target
 
         self.scratch = scratch
-        self.executor = LocalExecutor(get_target(target_name), scratch, timeout_s=timeout_s, simulate=simulate)
+        self._on_close = on_close
+        env = None
+        if device_index is not None:
+            env = {"CUDA_VISIBLE_DEVICES": str(device_index), "HIP_VISIBLE_DEVICES": str(device_index)}
+        self.executor = LocalExecutor(get_target(target_name), scratch, timeout_s=timeout_s, simulate=simulate,
+                                      extra_env=env)
 
     def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
         spec_path = materialize_spec(self.scratch, request)
@@ -78,6 +84,9 @@ class LocalSlot:
 
     def close(self) -> None:
         self.executor.close()
+        if self._on_close is not None:
+            self._on_close()
+            self._on_close = None
 
 
 class SlotPool:
@@ -181,10 +190,35 @@ class PoolSet:
             pool.close()
 
 
+def matching_devices(target_name: str, simulate: bool) -> list[int] | None:
+    """Indices of this host's devices that serve ``target_name``; None when it needs no device."""
+    from interpreters.targets import get_target, is_present, present_devices
+
+    target = get_target(target_name)
+    if simulate or target.always_simulated or target.interpreter == "cpu":
+        return None
+    names = present_devices()
+    return [i for i, name in enumerate(names) if is_present(target, [name])]
+
+
 def local_pools(scratch: Path, size: int) -> PoolSet:
-    """Pools of sandboxed worker processes on this host (``--executor local``)."""
+    """Pools of sandboxed worker processes on this host (``--executor local``).
+
+    A device target gets at most one slot per matching device, each pinned to its own device: two kernels
+    timed at once on one GPU would slow each other down and both timings would be wrong."""
 
     def make_pool(target: str, simulate: bool) -> SlotPool:
-        return SlotPool(lambda: LocalSlot(target, simulate, scratch, 120.0), size, name=target)
+        devices = matching_devices(target, simulate)
+        if devices is None:
+            return SlotPool(lambda: LocalSlot(target, simulate, scratch, 120.0), size, name=target)
+        free: queue.Queue[int] = queue.Queue()
+        for index in devices[:size]:
+            free.put(index)
+
+        def make_slot() -> LocalSlot:
+            index = free.get_nowait()
+            return LocalSlot(target, simulate, scratch, 120.0, index, lambda: free.put(index))
+
+        return SlotPool(make_slot, max(1, min(size, len(devices))), name=target)
 
     return PoolSet(make_pool)
