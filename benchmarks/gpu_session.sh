@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One device-machine session: the full `ke` CLI on a GPU. Usage (repo root, on the GPU host):
 #   bash benchmarks/gpu_session.sh OUT_DIR [ops...]
+# Env: BUDGET (12), STRATEGY (greedy), CONCURRENCY (1), SKIP_EVAL=1 to skip the ncu eval of the conv1d seed.
 # Needs duckdb and structlog wheels in .whl/ when the host lacks them (see the device README).
 set -uo pipefail
 out=${1:?out dir}; shift
@@ -15,11 +16,14 @@ hw=$(python3 -c 'from interpreters.targets import load_targets, is_present
 print(next(t.name for t in load_targets().values() if t.needs_device and is_present(t)))')
 echo "target: $hw"
 ke hw list --json > "$out/hw_list.json"
-ke eval --op conv1d --hw "$hw" knowledge_base/code_samples/conv1d.py --ncu --json > "$out/eval_conv1d_seed.json"
-echo "eval rc=$?"
+if [ -z "${SKIP_EVAL:-}" ]; then
+  ke eval --op conv1d --hw "$hw" knowledge_base/code_samples/conv1d.py --ncu --json > "$out/eval_conv1d_seed.json"
+  echo "eval rc=$?"
+fi
 for op in $ops; do
   budget=${BUDGET:-12}
-  ke search --op "$op" --hw "$hw" --strategy greedy --budget "$budget" --json > "$out/search_$op.json"
+  ke search --op "$op" --hw "$hw" --strategy "${STRATEGY:-greedy}" --budget "$budget" \
+    --concurrency "${CONCURRENCY:-1}" --json > "$out/search_$op.json" 2> "$out/search_$op.log"
   echo "search $op rc=$?"
   run=$(python3 -c "import json;print(json.load(open('$out/search_$op.json'))['run_id'])")
   ke show "$run" --tree > "$out/tree_$op.txt"

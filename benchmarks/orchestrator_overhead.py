@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import platform
@@ -37,7 +38,7 @@ from kernelevolve.runner import SearchConfig  # noqa: E402
 from kernelevolve.store.metadata import MetadataStore  # noqa: E402
 from kernelevolve.store.objects import ObjectStore  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "results" / "orchestrator_overhead"
+RESULTS = Path(os.environ.get("KE_RESULTS_DIR", ROOT / "benchmarks" / "results")) / "orchestrator_overhead"
 SPEC = ROOT / "kernelevolve" / "ops" / "softmax.py"
 
 
@@ -119,7 +120,8 @@ def main() -> None:
             loop[f"{strategy} K={k}"] = summarise(samples)
             print(f"{strategy:12} K={k}: {loop[f'{strategy} K={k}']}", file=sys.stderr)
     result = {
-        "budget": args.budget, "repeats": args.repeats, "ms_per_node": loop, "ray": ray_round_trips(args.ray_calls),
+        "budget": args.budget, "repeats": args.repeats, "ms_per_node": loop,
+        "ray": ray_round_trips(args.ray_calls) if importlib.util.find_spec("ray") else None,
         "date": date.today().isoformat(), "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, CPU only",
         "command": "python benchmarks/orchestrator_overhead.py " + " ".join(sys.argv[1:]),
@@ -132,10 +134,14 @@ def main() -> None:
              "(ms per node: median, min..max):", "", "| strategy | ms/node median | min..max |", "|---|---|---|"]
     for name, s in loop.items():
         lines.append(f"| {name} | {s['median']} | {s['min']}..{s['max']} |")
-    actor, task = result["ray"]["actor_call_ms"], result["ray"]["generation_task_ms"]
-    lines += ["", f"Ray, private local cluster, {args.ray_calls} calls: actor round trip median {actor['median']} ms "
-              f"({actor['min']}..{actor['max']}), generation task median {task['median']} ms "
-              f"({task['min']}..{task['max']}).", ""]
+    if result["ray"] is None:
+        lines += ["", "Ray is not installed on this host: no Ray round trips measured.", ""]
+    else:
+        actor, task = result["ray"]["actor_call_ms"], result["ray"]["generation_task_ms"]
+        lines += ["", f"Ray, private local cluster, {args.ray_calls} calls: actor round trip median "
+                  f"{actor['median']} ms "
+                  f"({actor['min']}..{actor['max']}), generation task median {task['median']} ms "
+                  f"({task['min']}..{task['max']}).", ""]
     (RESULTS / "orchestrator_overhead.md").write_text("\n".join(lines) + "\n")
     print(json.dumps(result, indent=2))
 
