@@ -41,7 +41,8 @@ def measure(spec: OperatorSpec, candidate_path: str, device: str, compile_baseli
             "eager": lambda m=reference, a=inputs: m(*a),
         }
         if compile_baseline and cached is None:
-            compiled = compiled or torch.compile(reference)
+            if compiled is None:  # not `compiled or ...`: truth-testing a compiled module calls its __len__
+                compiled = torch.compile(reference)
             fns["compile"] = lambda m=compiled, a=inputs: m(*a)
         with torch.no_grad():
             timings = interleaved_timings(fns)

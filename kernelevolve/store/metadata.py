@@ -247,7 +247,7 @@ class MetadataStore:
         """The k fittest non-buggy nodes (ties: lower node_id first)."""
         return self._select_nodes(
             f"SELECT {_NODE_SELECT} FROM nodes n WHERE run_id = ? AND NOT is_buggy AND NOT isnan(fitness) "
-            "QUALIFY row_number() OVER (ORDER BY fitness DESC, node_id) <= ? ORDER BY fitness DESC, node_id",
+            "ORDER BY fitness DESC, node_id LIMIT ?",  # top-k, not a window over the whole run (3x at 100k)
             [run_id, k])
 
     def best_for_op(self, op: str, k: int, hw: str, exclude_run: str | None = None) -> list[dict[str, Any]]:
