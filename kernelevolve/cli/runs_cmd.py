@@ -71,7 +71,9 @@ def _node_line(n: Node, best_id: int | None) -> str:
     star = " *best*" if n.node_id == best_id else ""
     parent = "root" if n.parent_id is None else str(n.parent_id)
     reason = f"  {n.reason[:80]}" if n.reason else ""
-    change = n.operator_meta.get("changes") or n.operator_meta.get("sample") or ""
+    seed = n.operator_meta.get("seeded_from")
+    change = (f"seeded from {seed['run_id']}/{seed['node_id']} ({seed['hw']})" if seed else
+              n.operator_meta.get("changes") or n.operator_meta.get("sample") or "")
     return f"node {n.node_id} <- {parent}: {n.status} fitness={n.fitness:.3f} {change}{star}{reason}"
 
 
