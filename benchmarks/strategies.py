@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -39,7 +40,7 @@ from kernelevolve.store.metadata import MetadataStore  # noqa: E402
 from kernelevolve.store.objects import ObjectStore  # noqa: E402
 from search.policy import STRATEGIES  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "results" / "strategies"
+RESULTS = Path(os.environ.get("KE_RESULTS_DIR", ROOT / "benchmarks" / "results")) / "strategies"
 THRESHOLD = 0.95
 
 
@@ -128,8 +129,6 @@ def report(args: argparse.Namespace) -> dict:
 
 
 def _cores() -> int:
-    import os
-
     return os.cpu_count() or 0
 
 
