@@ -14,6 +14,7 @@ from kernelevolve import __version__
 from kernelevolve.cli.campaign_cmd import campaign_cmd
 from kernelevolve.cli.eval_cmd import eval_cmd
 from kernelevolve.cli.hw_cmd import hw_group
+from kernelevolve.cli.kb_cmd import kb_group
 from kernelevolve.cli.runs_cmd import best_cmd, runs_cmd, show_cmd
 from kernelevolve.cli.search_cmd import search_cmd
 from kernelevolve.cli.worker_cmd import worker_cmd
@@ -26,7 +27,7 @@ def cli() -> None:
     """KernelEvolve: search for fast, correct Triton kernels."""
 
 
-for command in (search_cmd, campaign_cmd, eval_cmd, runs_cmd, show_cmd, best_cmd, hw_group, worker_cmd):
+for command in (search_cmd, campaign_cmd, eval_cmd, runs_cmd, show_cmd, best_cmd, hw_group, worker_cmd, kb_group):
     cli.add_command(command)
 
 
