@@ -95,12 +95,15 @@ def evaluations_to_reach(fitnesses: list[float], goal: float) -> int | None:
 
 def report(args: argparse.Namespace) -> dict:
     meta = MetadataStore(Path(args.state) / "ke.duckdb")
-    runs = [r for r in meta.list_runs() if r.op == args.op and r.hw == args.hw and r.status == "completed"]
+    runs = [r for r in meta.list_runs() if r.op == args.op and r.hw == args.hw]
+    incomplete = sum(r.status != "completed" for r in runs)  # reported: such a run is censored at its length
     curves: dict[str, dict[int, list[float]]] = {}
+    budgets: dict[str, int] = {}
     cache_hits = total = 0
     for r in runs:
         nodes = meta.nodes(r.run_id)
         curves.setdefault(r.strategy, {})[r.seed] = [0.0 if n.is_buggy else n.fitness for n in nodes]
+        budgets[r.strategy] = max(budgets.get(r.strategy, 0), r.budget)
         cache_hits += sum(bool(n.operator_meta.get("cached_evaluation")) for n in nodes)
         total += len(nodes)
     best_found = max(max(c) for per in curves.values() for c in per.values())
@@ -110,7 +113,7 @@ def report(args: argparse.Namespace) -> dict:
         per_seed = curves[strategy]
         reached = {seed: evaluations_to_reach(c, goal) for seed, c in per_seed.items()}
         hits = sorted(v for v in reached.values() if v is not None)
-        budget = max(len(c) for c in per_seed.values())
+        budget = budgets[strategy]
         censored = [v if v is not None else budget + 1 for v in reached.values()]  # "not within budget" ranks last
         finals = [max(c) for c in per_seed.values()]
         rows[strategy] = {
@@ -123,7 +126,8 @@ def report(args: argparse.Namespace) -> dict:
         }
     return {"op": args.op, "hw": args.hw, "simulated": True, "threshold": THRESHOLD,
             "best_fitness_found": round(best_found, 4), "goal": round(goal, 4), "strategies": rows,
-            "evaluations": total, "cache_hits": cache_hits, "date": date.today().isoformat(),
+            "evaluations": total, "cache_hits": cache_hits, "incomplete_runs": incomplete,
+            "date": date.today().isoformat(),
             "machine": f"{platform.processor() or platform.machine()}, {_cores()} cores (CPU only; simulated target)",
             "command": args.command_line}
 
@@ -139,7 +143,9 @@ def write(result: dict) -> None:
     lines = [f"# Evaluations to reach 95% of the best fitness found: {result['op']} on {result['hw']} (simulated)", "",
              f"Best simulated fitness found by any run: {result['best_fitness_found']} (goal "
              f"{result['goal']}). {result['evaluations']} evaluations, {result['cache_hits']} served by the "
-             f"shared evaluation cache. Date {result['date']}; {result['machine']}.", "",
+             f"shared evaluation cache. Date {result['date']}; {result['machine']}."
+             + (f" **{result['incomplete_runs']} run(s) had not reached their budget**: they count as not reaching "
+                "the goal unless they already had." if result["incomplete_runs"] else ""), "",
              f"Command: `{result['command']}`", "",
              "| strategy | seeds reaching goal | evals to 95% median | min..max | final best median (min..max) |",
              "|---|---|---|---|---|"]

@@ -273,6 +273,17 @@ class MetadataStore:
                                 [run_id]).fetchall()
         return dict(rows)
 
+    def children(self, run_id: str, parent_id: int) -> list[Node]:
+        return self._select_nodes(f"SELECT {_NODE_SELECT} FROM nodes n WHERE run_id = ? AND parent_id = ? "
+                                  "ORDER BY node_id", [run_id, parent_id])
+
+    def failure_summary(self, run_id: str) -> list[tuple[str, int, str]]:
+        """(status, count, latest reason) per failure class of a run, most frequent first."""
+        with self._file.session(write=False) as conn:
+            return conn.execute(
+                "SELECT status, count(*), arg_max(reason, node_id) FROM nodes WHERE run_id = ? AND is_buggy "
+                "GROUP BY status ORDER BY count(*) DESC, status", [run_id]).fetchall()
+
     def ancestors(self, run_id: str, node_id: int) -> list[Node]:
         """The node's ancestors, nearest parent first, excluding the node itself."""
         return self._select_nodes(
