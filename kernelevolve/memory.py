@@ -13,6 +13,7 @@ Everything here runs on the orchestrator thread (it reads DuckDB); the operator 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 
 from evaluators.result import EvaluationResult
@@ -52,15 +53,23 @@ class RunMemory:
         return "\n\n".join(f"### {i.title}\n{i.text}" for i in sorted(kept, key=lambda i: order[id(i)]))
 
 
+def dominant_bottleneck(result: EvaluationResult) -> str | None:
+    """The result's bottleneck, else the one most of its measured cases share (simulated results and GPU
+    results both carry per-case roofline verdicts; small test cases carry none)."""
+    if result.bottleneck:
+        return result.bottleneck
+    votes = Counter(c.bottleneck for c in result.cases if c.bottleneck)
+    return votes.most_common(1)[0][0] if votes else None
+
+
 def classify(result: EvaluationResult | None) -> str:
     """The parent's state: its failure status, else what bounds it, else 'correct'."""
     if result is None:
         return "root"
     if result.status != "ok":
         return result.status
-    if result.bottleneck:
-        return f"{result.bottleneck}-bound"
-    return "correct"
+    bound = dominant_bottleneck(result)
+    return f"{bound}-bound" if bound else "correct"
 
 
 def describe_result(result: EvaluationResult) -> str:
@@ -70,15 +79,18 @@ def describe_result(result: EvaluationResult) -> str:
         lines.append(f"speedup vs eager: {result.speedup_vs_eager:.3f}")
     if result.speedup_vs_compile is not None:
         lines.append(f"speedup vs torch.compile: {result.speedup_vs_compile:.3f}")
-    if result.bottleneck:
-        lines.append(f"bottleneck: {result.bottleneck}" + (f", {result.roofline_fraction:.0%} of the roofline floor"
-                                                         if result.roofline_fraction else ""))
+    bound = dominant_bottleneck(result)
+    if bound:
+        lines.append(f"bottleneck: {bound}" + (f", {result.roofline_fraction:.0%} of the roofline floor"
+                                              if result.roofline_fraction else ""))
     for case in result.cases[:6]:
         parts = [f"case {case.name}: {case.status}"]
         if case.latency_ms is not None:
             parts.append(f"{case.latency_ms:.4f} ms")
         if case.floor_ms is not None:
             parts.append(f"floor {case.floor_ms:.4f} ms")
+        if case.fraction_of_floor is not None:
+            parts.append(f"{case.fraction_of_floor:.0%} of floor")
         if case.bottleneck:
             parts.append(case.bottleneck)
         if case.error:
@@ -98,7 +110,7 @@ def _fitness(node: Node) -> str:
 
 def gather(store: MetadataStore, objects: ObjectStore, run_id: str, parent: Node | None,
            parent_result: EvaluationResult | None) -> RunMemory:
-    memory = RunMemory(classify(parent_result), parent_result.bottleneck if parent_result else None)
+    memory = RunMemory(classify(parent_result), dominant_bottleneck(parent_result) if parent_result else None)
     if parent is not None and parent_result is not None:
         memory.items.append(MemoryItem(0, f"Parent node {parent.node_id}: evaluation", describe_result(parent_result)))
         lineage = list(reversed(store.ancestors(run_id, parent.node_id)))

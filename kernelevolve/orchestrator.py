@@ -31,9 +31,12 @@ from evaluators import EVALUATOR_VERSION
 from evaluators.identity import source_hash
 from evaluators.result import EvaluationResult
 from interpreters.pools import EvaluationRequest, PoolSet
+from interpreters.targets import get_target
 from kernelevolve.errors import RunFailed
 from kernelevolve.generation import GenerationPool, GenerationTask
+from kernelevolve.memory import RunMemory, gather, overview_markdown
 from kernelevolve.operators.base import OperatorError, Proposal, ProposalContext
+from kernelevolve.operators.llm import TransientOperatorError
 from kernelevolve.runner import SearchConfig, finish_run, persist_node
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
@@ -46,6 +49,7 @@ from search.termination import Termination
 log = structlog.get_logger("kernelevolve.orchestrator")
 ProgressFn = Callable[[Node, int, int, Node | None], None]
 MAX_REGENERATIONS = 3
+MAX_TRANSIENT = 5
 
 
 class RunGraph(ListGraphView):
@@ -62,6 +66,9 @@ class RunGraph(ListGraphView):
     def __init__(self, run_id: str, nodes: list[Node]) -> None:
         super().__init__(nodes)
         self.run_id = run_id
+
+    def cost(self) -> float:
+        return sum(n.cost_usd for n in self._nodes)
 
 
 class PendingView:
@@ -98,6 +105,7 @@ class Expansion:
     index: int
     parent: Node | None
     task: GenerationTask | None = None
+    memory: RunMemory | None = None
     proposal: Proposal | None = None
     digest: str = ""
     cached: bool = False
@@ -119,6 +127,8 @@ class RunDriver:
                                  self.cfg.fitness_target)
         self.spec_text = objects.get_text(f"specs/{run.spec_hash}.py")
         self.spec_name = self.cfg.spec_path.rsplit("/", 1)[-1] or f"{run.op}.py"
+        self.vendor = get_target(run.hw).vendor
+        self.transient_failures = 0
         self.seen = {n.candidate_hash for n in stored}
         self.next_index = len(stored) + 1
         self.started = time.monotonic()
@@ -132,6 +142,9 @@ class RunDriver:
 
     def can_dispatch(self) -> bool:
         if self.failure is not None or self.stop_reason is not None:
+            return False
+        if self.cfg.max_cost is not None and self.graph.cost() >= self.cfg.max_cost:
+            self.stop_reason = "max_cost"
             return False
         reason = self.rules.reason(self.view, time.monotonic() - self.started)
         if reason is not None:
@@ -154,9 +167,14 @@ class RunDriver:
             context.parent_source = self.objects.get_text(parent.path_ref)
             context.parent_result = EvaluationResult.from_dict(
                 self.objects.get_json(ObjectStore.node_prefix(self.run.run_id, parent.node_id) + "evaluation.json"))
+        exp = Expansion(self, index, parent)
+        if getattr(self.operator, "wants_memory", False):  # read DuckDB here, on the orchestrator thread
+            context.memory = exp.memory = gather(self.store, self.objects, self.run.run_id, parent,
+                                                 context.parent_result)
+            context.spec_source, context.vendor = self.spec_text, self.vendor
         self.view.pending[index] = parent
-        task = GenerationTask(self.operator, parent, context)
-        return Expansion(self, index, parent, task), task
+        exp.task = GenerationTask(self.operator, parent, context)
+        return exp, exp.task
 
     def regenerate(self, exp: Expansion, task: GenerationTask) -> GenerationTask | None:
         """A task to run again when a concurrent expansion already proposed the same source, else None.
@@ -194,8 +212,11 @@ class RunDriver:
                 self.store.cache_evaluation(exp.digest, self.run.spec_hash, self.cfg.hw, EVALUATOR_VERSION,
                                             result.to_dict())
         node_id = self.graph.count() + 1
+        analysis = str(exp.proposal.meta.get("analysis") or "")
+        self.transient_failures = 0
         node = persist_node(self.store, self.objects, self.run, self.operator.name, node_id, exp.parent,
-                            exp.proposal, exp.digest, result, also=remember)
+                            exp.proposal, exp.digest, result, also=remember,
+                            overview=lambda n: overview_markdown(n, result, exp.memory, analysis))
         self.graph.add(node)
         del self.view.pending[exp.index]
         best = self.view.best(1)
@@ -204,6 +225,15 @@ class RunDriver:
         if self.progress:
             self.progress(node, self.view.base.count(), self.cfg.budget, best[0] if best else None)
         return node
+
+    def transient(self, exp: Expansion, error: str) -> None:
+        """The operator's API failed after its own retries: drop this expansion (it is redone by the next
+        dispatch); after ``MAX_TRANSIENT`` failures in a row the run stops, resumable."""
+        self.view.pending.pop(exp.index, None)
+        self.transient_failures += 1
+        log.warning("operator_unavailable", run_id=self.run.run_id, error=error, in_a_row=self.transient_failures)
+        if self.transient_failures >= MAX_TRANSIENT:
+            self.failure = f"operator failed {self.transient_failures} times in a row, last: {error}"
 
     def abandon(self, exp: Expansion, error: str) -> None:
         """The operator could not produce a candidate: the run fails (its stored nodes stay)."""
@@ -262,6 +292,9 @@ class Orchestrator:
         if stage == "generate":
             try:
                 exp.proposal = future.result()
+            except TransientOperatorError as exc:
+                driver.transient(exp, str(getattr(exc, "cause", None) or exc))
+                return
             except OperatorError as exc:
                 message = str(getattr(exc, "cause", None) or exc)  # a Ray task error wraps the original
                 driver.abandon(exp, message)

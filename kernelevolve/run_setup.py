@@ -35,6 +35,19 @@ def new_run(meta: MetadataStore, objects: ObjectStore, cfg: SearchConfig, spec_t
 
 def make_operator(run: RunRecord, objects: ObjectStore) -> Any:
     operator: Any = OfflineOperator()
+    if run.operator in ("anthropic", "openai"):
+        from kernelevolve.kb import kb_root
+        from kernelevolve.operators.llm import LLMOperator
+
+        if run.operator == "anthropic":
+            from kernelevolve.operators.anthropic_backend import AnthropicBackend
+
+            backend: Any = AnthropicBackend(run.config.get("model"))
+        else:
+            from kernelevolve.operators.openai_backend import OpenAIBackend
+
+            backend = OpenAIBackend(run.config.get("model"))
+        operator = LLMOperator(backend, kb_root())
     seeds = run.config.get("seeded_from") or []
     if seeds:
         operator = SeededOperator(operator, seeds, [objects.get_text(s["path_ref"]) for s in seeds])

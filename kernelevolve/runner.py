@@ -45,6 +45,8 @@ class SearchConfig:
     concurrency: int = 1
     executor: str = "local"
     reuse: bool = True
+    model: str | None = None
+    max_cost: float | None = None
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> SearchConfig:
@@ -87,7 +89,8 @@ def create_run(store: MetadataStore, objects: ObjectStore, cfg: SearchConfig, sp
 
 def persist_node(store: MetadataStore, objects: ObjectStore, run: RunRecord, operator_name: str, node_id: int,
                  parent: Node | None, proposal: Proposal, digest: str, result: EvaluationResult,
-                 also: Callable[[], None] | None = None) -> Node:
+                 also: Callable[[], None] | None = None,
+                 overview: Callable[[Node], str] | None = None) -> Node:
     """Artifacts first, then the DuckDB row: the store never names an artifact that is missing.
 
     ``also`` runs more store writes in the node's transaction (one attachment instead of two)."""
@@ -104,6 +107,10 @@ def persist_node(store: MetadataStore, objects: ObjectStore, run: RunRecord, ope
         tokens_out=proposal.tokens_out, cost_usd=proposal.cost_usd, eval_seconds=result.eval_seconds,
         created_at=time.time(),
     )
+    for name, text in proposal.artifacts.items():  # prompt and response of an LLM operator
+        objects.put_text(prefix + name, text)
+    if overview is not None:
+        objects.put_text(prefix + "overview.md", overview(node))
     cases = [CaseRecord(run.run_id, node_id, c.name, c.status, c.latency_ms, c.eager_ms, c.compile_ms,
                         c.max_abs_err, c.error) for c in result.cases]
     with store.batch():

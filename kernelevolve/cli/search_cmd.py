@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kernelevolve.cli.common import emit_json, json_option, not_yet, open_state, resolve_run, state_options
+from kernelevolve.cli.common import emit_json, json_option, open_state, resolve_run, state_options
 from kernelevolve.cli.progress import ProgressBoard
 from kernelevolve.errors import RunFailed, UserError
 from search.policy import STRATEGIES
@@ -24,7 +24,8 @@ OPERATORS = ("offline", "anthropic", "openai")
 @click.option("--time-limit", type=float, default=None, help="Stop after this many seconds.")
 @click.option("--concurrency", type=int, default=1, show_default=True, help="Expansions in flight.")
 @click.option("--operator", "operator_name", default="offline", show_default=True, help="|".join(OPERATORS))
-@click.option("--model", default=None)
+@click.option("--model", default=None, help="Model name for an LLM operator.")
+@click.option("--max-cost", type=float, default=None, help="Stop the run once its LLM spend reaches this (USD).")
 @click.option("--executor", default=None, help="local|ray (default: ray when installed; env KE_EXECUTOR).")
 @click.option("--ray-address", default=None, help="Join this Ray cluster instead of starting a local one.")
 @click.option("--resume", "resume_id", default=None, help="Continue a stopped run.")
@@ -35,7 +36,7 @@ OPERATORS = ("offline", "anthropic", "openai")
               help="Per-phase evaluation timeout in seconds.")
 @state_options
 @json_option
-def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, operator_name, model, executor,
+def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, operator_name, model, max_cost, executor,
                ray_address, resume_id, seed, drafts, no_reuse, timeout_s, state_dir, store_url, as_json) -> None:
     """Search for a fast, correct Triton kernel for an operator on a target."""
     from evaluators.spec import SpecError, load_spec
@@ -47,7 +48,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
     from kernelevolve.state import resolve_state
 
     executor = executor or default_executor()
-    _reject_unsupported(concurrency, operator_name, model)
+    _reject_unsupported(concurrency, operator_name, model, max_cost)
     check_executor(executor, ray_address)
     if resume_id is None and (op is None or hw is None):
         raise UserError("ke search needs --op and --hw (or --resume RUN)")
@@ -90,7 +91,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
                            budget=budget, seed=seed, operator=operator_name, drafts=drafts,
                            timeout_s=timeout_s, time_limit_s=time_limit,
                            simulate=simulate or target.always_simulated, concurrency=concurrency,
-                           executor=executor, reuse=not no_reuse)
+                           executor=executor, reuse=not no_reuse, model=model, max_cost=max_cost)
         run = new_run(meta, objects, cfg, spec.path.read_text(encoding="utf-8"), reuse=not no_reuse)
     final = _drive(run, meta, objects, execution, concurrency)
     best = meta.best_nodes(final.run_id, 1)
@@ -113,15 +114,21 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
         sys.exit(1)
 
 
-def _reject_unsupported(concurrency: int, operator_name: str, model: str | None) -> None:
+def _reject_unsupported(concurrency: int, operator_name: str, model: str | None, max_cost: float | None) -> None:
+    import os
+
     if concurrency < 1:
         raise UserError(f"--concurrency must be at least 1, got {concurrency}")
     if operator_name not in OPERATORS:
         raise UserError(f"unknown operator '{operator_name}' (known: {', '.join(OPERATORS)})")
-    if operator_name != "offline":
-        raise not_yet(f"--operator {operator_name}", 6)
-    if model is not None:
-        raise not_yet("--model", 6)
+    if operator_name == "offline" and model is not None:
+        raise UserError("--model needs an LLM operator (--operator anthropic or openai)")
+    if max_cost is not None and max_cost <= 0:
+        raise UserError(f"--max-cost must be positive, got {max_cost}")
+    if operator_name == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
+        raise UserError("--operator anthropic needs ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint)")
+    if operator_name == "openai" and not os.environ.get("OPENAI_BASE_URL"):
+        raise UserError("--operator openai needs OPENAI_BASE_URL (an OpenAI-compatible endpoint) and OPENAI_API_KEY")
 
 
 def check_target(target, simulate) -> None:

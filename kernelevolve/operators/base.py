@@ -19,6 +19,9 @@ class ProposalContext:
     parent_result: EvaluationResult | None = None
     seen_hashes: set[str] = field(default_factory=set)
     draft_index: int = 0
+    vendor: str | None = None
+    spec_source: str = ""
+    memory: Any = None  # kernelevolve.memory.RunMemory, gathered on the orchestrator thread for LLM operators
 
 
 @dataclass
@@ -28,6 +31,7 @@ class Proposal:
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    artifacts: dict[str, str] = field(default_factory=dict)  # extra files for the node (prompt, response)
 
 
 class OperatorError(Exception):
