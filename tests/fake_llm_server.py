@@ -6,6 +6,7 @@ Modes:
   ``make_candidate(n)``, turn 3 ``lint``, turn 4 ends with a short analysis.
 - ``plain``: every reply is text holding exactly one fenced python block (no tools used).
 - ``fail``: every request gets HTTP 500 (the SDK retries, then the operator reports a transient failure).
+``/v1/chat/completions`` (the OpenAI-compatible dialect) always answers with one fenced python block.
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ class FakeMessagesServer:
             n = next(self._ids)
         if self.mode == "fail":
             return 500, {"type": "error", "error": {"type": "api_error", "message": "scripted failure"}}
+        if path.endswith("/chat/completions"):  # the OpenAI-compatible dialect: plain text replies only
+            text = "```python\n" + self.make_candidate(next(self._candidates)) + "```"
+            return 200, {"id": f"chatcmpl-{n}", "object": "chat.completion", "model": body.get("model", ""),
+                         "choices": [{"index": 0, "finish_reason": "stop",
+                                      "message": {"role": "assistant", "content": text}}],
+                         "usage": {"prompt_tokens": 2000 + n, "completion_tokens": 200 + n}}
         if not path.endswith("/v1/messages"):
             return 404, {"type": "error", "error": {"type": "not_found_error", "message": path}}
         turn = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")

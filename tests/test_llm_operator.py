@@ -104,3 +104,31 @@ def test_missing_api_key_is_bad_input(ke, tmp_path: Path) -> None:
                 str(tmp_path / "s"), env={"ANTHROPIC_API_KEY": ""})
     assert result.returncode == 2 and "ANTHROPIC_API_KEY" in result.stderr
     assert not (tmp_path / "s").exists()
+
+
+def test_max_cost_stops_the_run_cleanly(ke, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with FakeMessagesServer("agent", candidate) as server:
+        result = ke("search", "--op", "swish", "--hw", "cpu", "--operator", "anthropic", "--model",
+                    "claude-sonnet-4-5", "--max-cost", "0.03", "--budget", "6", "--no-reuse", "--json",
+                    "--state-dir", str(state), env=llm_env(server))
+    assert result.returncode == 0, result.stderr
+    nodes = MetadataStore(state / "ke.duckdb").nodes(result.json()["run_id"])
+    costs = [n.cost_usd for n in nodes]
+    assert all(c > 0 for c in costs), "the model's price turns token counts into cost"
+    assert sum(costs[:-1]) < 0.03 <= sum(costs), "the run stops at the first node that reaches the cap"
+    assert len(nodes) < 6
+
+
+def test_openai_compatible_endpoint(ke, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with FakeMessagesServer("plain", candidate) as server:
+        env = {"OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "test-key-not-real"}
+        result = ke("search", "--op", "swish", "--hw", "cpu", "--operator", "openai", "--model", "local-model",
+                    "--budget", "2", "--drafts", "1", "--no-reuse", "--json", "--state-dir", str(state), env=env)
+        assert server.requests and server.requests[0]["path"] == "/v1/chat/completions"
+        assert server.requests[0]["body"]["model"] == "local-model"
+        assert server.requests[0]["body"]["tools"][0]["type"] == "function"
+    assert result.returncode == 0, result.stderr
+    nodes = MetadataStore(state / "ke.duckdb").nodes(result.json()["run_id"])
+    assert [n.status for n in nodes] == ["ok", "ok"] and all(n.tokens_in > 2000 for n in nodes)

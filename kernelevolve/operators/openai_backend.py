@@ -1,7 +1,7 @@
 """An OpenAI-compatible chat-completions endpoint (vLLM, SGLang, TGI, llama.cpp, or OpenAI itself).
 
-Spoken over plain HTTP with ``httpx`` (already a dependency of the anthropic SDK) so that self-hosted
-servers need no extra SDK. Tools are sent in the function-calling format; a server that ignores them still
+Spoken over plain HTTP with the standard library so that self-hosted servers need no extra SDK. Tools
+are sent in the function-calling format; a server that ignores them still
 works through the fenced-block reply. Transient failures (connection, 408/409/429, 5xx) are retried with
 exponential backoff here, then reported as :class:`TransientOperatorError`.
 """
@@ -12,6 +12,8 @@ import json
 import os
 import random
 import time
+import urllib.error
+import urllib.request
 from typing import Any
 
 from kernelevolve.operators.base import OperatorError
@@ -23,15 +25,15 @@ RETRYABLE = {408, 409, 429}
 class OpenAIBackend:
     name = "openai"
 
-    def __init__(self, model: str | None = None, max_tokens: int = 8192, max_retries: int = 4,
+    def __init__(self, model: str | None = None, max_tokens: int = 8192, max_retries: int | None = None,
                  timeout_s: float = 600.0) -> None:
-        import httpx
-
         self.base_url = os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1").rstrip("/")
         self.model = model or os.environ.get("OPENAI_MODEL", "default")
-        self.max_tokens, self.max_retries = max_tokens, max_retries
-        headers = {"Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY', 'none')}"}
-        self.http = httpx.Client(timeout=timeout_s, headers=headers)
+        self.max_tokens = max_tokens
+        self.max_retries = int(os.environ.get("KE_LLM_MAX_RETRIES", "4")) if max_retries is None else max_retries
+        self.timeout_s = timeout_s
+        self.headers = {"Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY', 'none')}",
+                        "Content-Type": "application/json"}
 
     def chat(self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
         body = {"model": self.model, "max_tokens": self.max_tokens,
@@ -62,20 +64,19 @@ class OpenAIBackend:
         return [{"role": "tool", "tool_call_id": call_id, "content": text} for call_id, text in results]
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        import httpx
-
         last = ""
+        data = json.dumps(body).encode()
         for attempt in range(self.max_retries + 1):
+            request = urllib.request.Request(f"{self.base_url}/chat/completions", data=data, headers=self.headers)
             try:
-                response = self.http.post(f"{self.base_url}/chat/completions", json=body)
-            except httpx.HTTPError as exc:
-                last = f"{type(exc).__name__}: {exc}"
-            else:
-                if response.status_code < 300:
-                    return response.json()
-                last = f"HTTP {response.status_code}: {response.text[:200]}"
-                if response.status_code not in RETRYABLE and response.status_code < 500:
-                    raise OperatorError(f"openai: {last}")
+                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                    return json.loads(response.read())
+            except urllib.error.HTTPError as exc:
+                last = f"HTTP {exc.code}: {exc.read()[:200].decode(errors='replace')}"
+                if exc.code not in RETRYABLE and exc.code < 500:
+                    raise OperatorError(f"openai: {last}") from None
+            except (urllib.error.URLError, TimeoutError, ConnectionError, json.JSONDecodeError) as exc:
+                last = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
             if attempt < self.max_retries:
                 time.sleep(min(30.0, 0.5 * 2**attempt) * random.uniform(0.75, 1.25))
         raise TransientOperatorError(f"openai: {last}")

@@ -1,0 +1,60 @@
+"""Knowledge-base code samples for rmsnorm, layernorm, matmul, gelu, add_bias_relu and sum_rows are correct.
+
+Each sample goes through the real ``ke eval`` on the cpu target: the sandboxed worker, the static and dynamic
+anti-cheat checks, Triton's CPU interpreter on the spec's test cases with three seeds and a second call on
+fresh inputs, judged against the reference in a separate process. A wrong sample would be copied into every
+search that drafts from it. The samples for swish, softmax and conv1d are covered by test_seed_kernels.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT
+
+from kernelevolve.kb import front_matter
+from kernelevolve.operators.tunables import find_tunables, neighbours
+
+SAMPLES = Path(REPO_ROOT) / "knowledge_base" / "code_samples"
+
+# sample file -> (op, the tunables the offline operator must find in it)
+EXPECTED = {
+    "rmsnorm.py": ("rmsnorm", {"NUM_WARPS", "NUM_STAGES", "ROWS_PER_PROGRAM"}),
+    "layernorm.py": ("layernorm", {"NUM_WARPS", "NUM_STAGES", "ROWS_PER_PROGRAM"}),
+    "layernorm_looped.py": ("layernorm", {"BLOCK_SIZE", "NUM_WARPS", "NUM_STAGES"}),
+    "matmul_tiled.py": ("matmul", {"BLOCK_M", "BLOCK_N", "BLOCK_K", "NUM_WARPS", "NUM_STAGES"}),
+    "matmul.py": ("matmul", {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "NUM_WARPS", "NUM_STAGES"}),
+    "gelu.py": ("gelu", {"BLOCK_SIZE", "NUM_WARPS", "NUM_STAGES"}),
+    "add_bias_relu.py": ("add_bias_relu", {"BLOCK_M", "BLOCK_N", "NUM_WARPS", "NUM_STAGES"}),
+    "sum_rows.py": ("sum_rows", {"BLOCK_SIZE", "ROWS_PER_PROGRAM", "NUM_WARPS", "NUM_STAGES"}),
+}
+# Samples whose cpu evaluation took more than ~20 s on a 2-core machine.
+SLOW: set[str] = set()
+
+
+def _params():
+    for sample, (op, _) in EXPECTED.items():
+        marks = [pytest.mark.slow] if sample in SLOW else []
+        yield pytest.param(op, sample, id=sample.removesuffix(".py"), marks=marks)
+
+
+@pytest.mark.parametrize("op,sample", list(_params()))
+def test_sample_passes_cpu_eval(ke, tmp_path: Path, op: str, sample: str) -> None:
+    result = ke("eval", "--op", op, "--hw", "cpu", str(SAMPLES / sample), "--json", "--state-dir", str(tmp_path / "s"))
+    assert result.stdout, result.stderr
+    payload = result.json()
+    assert payload["status"] == "ok", f"{sample}: {payload['status']}: {payload.get('reason')}"
+    assert result.returncode == 0, result.stderr
+    assert payload["cases"] and all(c["status"] == "ok" for c in payload["cases"]), payload["cases"]
+
+
+@pytest.mark.parametrize("sample", sorted(EXPECTED))
+def test_sample_names_its_op_and_exposes_mutable_tunables(sample: str) -> None:
+    op, expected = EXPECTED[sample]
+    source = (SAMPLES / sample).read_text(encoding="utf-8")
+    meta = front_matter(source)
+    assert meta.get("op") == op and meta.get("title") and meta.get("hardware") and meta.get("tags")
+    tunables = [t for t in find_tunables(source) if t.name.isupper()]  # the module constants, not launch kwargs
+    assert {t.name for t in tunables} == expected
+    assert all(neighbours(t) for t in tunables), "every tunable needs a value the mutator can step to"
