@@ -159,3 +159,13 @@ def test_sigkill_then_resume(tmp_path: Path, kill_after_nodes: int, executor: st
     assert meta.get_run(run_id).status == "completed"
     again = run_ke("search", "--resume", run_id, "--state-dir", str(state))
     assert again.returncode == 2 and "already completed" in again.stderr
+
+
+def test_offline_operator_needs_no_key_and_no_network(ke, tmp_path: Path) -> None:
+    """Issue #6: the offline operator runs with every LLM variable removed and no endpoint configured."""
+    env = {name: "" for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env.update({"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"})  # any network use fails
+    result = ke("search", "--op", "softmax", "--hw", "cpu", "--operator", "offline", "--budget", "3", "--json",
+                "--state-dir", str(tmp_path / "s"), env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.json()["nodes"] == 3 and result.json()["best"]["fitness"] == 1.0

@@ -1,0 +1,101 @@
+"""The knowledge base machinery on a small temporary knowledge base: front matter validation, the
+generated index, link and path checks, index-guided deep search, grep and code following."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelevolve.knowledge.check import static_problems
+from kernelevolve.knowledge.documents import load_documents
+from kernelevolve.knowledge.index import render_index, write_index
+from kernelevolve.knowledge.search import follow_code, grep, rank, select
+
+
+def doc(hardware: str, bottleneck: str, phase: str, summary: str, body: str) -> str:
+    return (f"---\ntitle: {summary.split('.')[0]}\nhardware: [{hardware}]\nbottleneck: [{bottleneck}]\n"
+            f"phase: [{phase}]\nsummary: {summary}\n---\n{body}\n")
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    root = tmp_path / "kb"
+    (root / "guidance").mkdir(parents=True)
+    (root / "hardware" / "amd" / "optimization").mkdir(parents=True)
+    (root / "hardware" / "nvidia" / "arch").mkdir(parents=True)
+    (root / "code_samples").mkdir()
+    (root / "guidance" / "fusion.md").write_text(doc(
+        "any", "memory", "optimize", "Fuse elementwise work into the reduction.",
+        "# Fusion\n\nFuse the bias add into the reduction so the tensor is read once.\n\n"
+        "Launch count matters for small inputs; see [tuning](../hardware/amd/optimization/waves.md).\n\n"
+        "The static checker is in `evaluators/static_checks.py`."))
+    (root / "hardware" / "amd" / "optimization" / "waves.md").write_text(doc(
+        "amd, mi300x", "occupancy", "optimize", "waves_per_eu trades registers for occupancy.",
+        "# waves_per_eu\n\nSet waves_per_eu=2 in triton.Config to cap VGPR use per wavefront.\n"))
+    (root / "hardware" / "nvidia" / "arch" / "tma.md").write_text(doc(
+        "nvidia, h100", "memory", "optimize", "TMA descriptors move tiles without address math.",
+        "# TMA\n\nUse tl.make_tensor_descriptor for tiles of a row-major matrix on Hopper.\n"))
+    return root
+
+
+def test_index_is_generated_and_checked(kb: Path) -> None:
+    docs, problems = load_documents(kb)
+    assert problems == [] and len(docs) == 3
+    assert "index.md is stale: run 'ke kb index'" in static_problems(kb)[1]
+    assert write_index(kb, docs) is True and write_index(kb, docs) is False
+    text = (kb / "index.md").read_text()
+    assert text == render_index(docs)
+    assert "- [Fuse elementwise work into the reduction](guidance/fusion.md): Fuse" in text
+    assert text.index("## guidance/") < text.index("## hardware/amd/optimization/")
+    assert static_problems(kb)[1] == []
+
+
+def test_bad_front_matter_links_and_paths_are_reported(kb: Path) -> None:
+    (kb / "guidance" / "bad.md").write_text(doc("tpu", "memory", "optimize", "x.", "body"))
+    (kb / "guidance" / "worse.md").write_text(doc("any", "speed", "optimize", "x.", "body"))
+    (kb / "guidance" / "links.md").write_text(doc("any", "memory", "debug", "Links.",
+                                                  "[gone](missing.md) and `evaluators/nope.py`"))
+    (kb / "guidance" / "none.md").write_text("# no front matter\n")
+    docs, problems = static_problems(kb)
+    text = "\n".join(problems)
+    assert "guidance/bad.md: unknown hardware ['tpu']" in text
+    assert "guidance/worse.md: unknown bottleneck ['speed']" in text
+    assert "guidance/none.md: no front matter" in text
+    assert "guidance/links.md: link missing.md does not resolve" in text
+    assert "guidance/links.md: names `evaluators/nope.py`, which does not exist" in text
+
+
+def test_selection_follows_target_vendor_bottleneck_and_phase(kb: Path) -> None:
+    docs, _ = load_documents(kb)
+    paths = lambda chosen: sorted(d.path for d, _ in chosen)  # noqa: E731
+    assert paths(select(docs, "mi300x", "amd")) == ["guidance/fusion.md", "hardware/amd/optimization/waves.md"]
+    assert paths(select(docs, "h100", "nvidia", bottleneck="memory")) == ["guidance/fusion.md",
+                                                                          "hardware/nvidia/arch/tma.md"]
+    assert paths(select(docs, "h100", "nvidia", phase="debug")) == []
+
+
+def test_ranking_and_code_following(kb: Path) -> None:
+    docs, _ = load_documents(kb)
+    found = rank(select(docs, "h100", "nvidia"), "tile descriptor hopper", k=3)
+    assert found[0].path == "hardware/nvidia/arch/tma.md" and "make_tensor_descriptor" in found[0].excerpt
+    fusion = rank(select(docs, None, None), "static checker fuse bias", k=2)
+    code = follow_code(fusion, docs, "static checker violation")
+    assert code and code[0].path == "evaluators/static_checks.py" and code[0].kind == "code"
+
+
+def test_grep_gives_context_lines(kb: Path) -> None:
+    hits = grep("waves_per_eu=2", [kb], context=1)
+    assert len(hits) == 1 and hits[0].path.endswith("hardware/amd/optimization/waves.md")
+    assert "triton.Config" in hits[0].text
+    assert grep(r"make_\w+_descriptor", [kb], regex=True)[0].line > 0
+
+
+def test_cli_search_and_bad_input(ke, kb: Path) -> None:
+    result = ke("kb", "search", "waves registers occupancy", "--hw", "mi300x", "--kb-dir", str(kb), "--json")
+    assert result.returncode == 0, result.stderr
+    assert result.json()["results"][0]["path"] == "hardware/amd/optimization/waves.md"
+    bad = ke("kb", "search", "x", "--hw", "tpu9", "--kb-dir", str(kb))
+    assert bad.returncode == 2 and "unknown hardware target 'tpu9'" in bad.stderr
+    bad_re = ke("kb", "search", "(unclosed", "--regex", "--kb-dir", str(kb))
+    assert bad_re.returncode == 2 and "bad regular expression" in bad_re.stderr
