@@ -47,7 +47,7 @@ def make_operator(run: RunRecord, objects: ObjectStore) -> Any:
             from kernelevolve.operators.openai_backend import OpenAIBackend
 
             backend = OpenAIBackend(run.config.get("model"))
-        operator = LLMOperator(backend, kb_root())
+        operator = LLMOperator(backend, kb_root(), spec_path=run.config.get("spec_path"))
     seeds = run.config.get("seeded_from") or []
     if seeds:
         operator = SeededOperator(operator, seeds, [objects.get_text(s["path_ref"]) for s in seeds])

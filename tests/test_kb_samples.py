@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
+from evaluators.spec import load_spec
 from kernelevolve.kb import front_matter
 from kernelevolve.operators.tunables import find_tunables, neighbours
+from kernelevolve.ops import resolve_op
 
 SAMPLES = Path(REPO_ROOT) / "knowledge_base" / "code_samples"
 
@@ -58,3 +60,15 @@ def test_sample_names_its_op_and_exposes_mutable_tunables(sample: str) -> None:
     tunables = [t for t in find_tunables(source) if t.name.isupper()]  # the module constants, not launch kwargs
     assert {t.name for t in tunables} == expected
     assert all(neighbours(t) for t in tunables), "every tunable needs a value the mutator can step to"
+
+
+@pytest.mark.parametrize("op", sorted({op for op, _ in EXPECTED.values()}))
+def test_spec_loads_and_reports_work(op: str) -> None:
+    spec = load_spec(resolve_op(op))
+    assert spec.name == op and spec.get_test_inputs is not None
+    reference = spec.reference_cls(*spec.init_args())
+    for name, case in spec.cases("test").items():
+        out = reference(*case)
+        assert out.dtype == case[0].dtype, name
+        assert spec.tolerance(out.dtype) != (0.0, 0.0), f"{name}: no tolerance for {out.dtype}"
+        assert spec.flops(case) > 0 and spec.bytes(case) > 0, name

@@ -72,6 +72,9 @@ def test_agentic_search_on_a_simulated_target(ke, tmp_path: Path) -> None:
     prefix = ObjectStore.node_prefix(summary["run_id"], nodes[-1].node_id)
     transcript = json.loads(objects.get_text(prefix + "prompt.json"))
     assert transcript["messages"][0]["content"] == expand
+    lint_reply = [block["content"] for m in transcript["messages"] if m["role"] == "user" and isinstance(
+        m["content"], list) for block in m["content"] if block.get("type") == "tool_result"][-1]
+    assert "static checks passed" in lint_reply and "runs correctly on the CPU interpreter" in lint_reply
     assert "Analysis (operator)" in objects.get_text(prefix + "overview.md")
 
 

@@ -11,6 +11,8 @@ raise :class:`TransientOperatorError`, which the orchestrator retries later.
 from __future__ import annotations
 
 import json
+import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -68,9 +70,29 @@ class Transcript:
 class LLMOperator:
     wants_memory = True
 
-    def __init__(self, backend: ChatBackend, kb_root: Path, max_steps: int = 8, knowledge_k: int = 4) -> None:
+    def __init__(self, backend: ChatBackend, kb_root: Path, max_steps: int = 8, knowledge_k: int = 4,
+                 spec_path: str | None = None) -> None:
         self.backend, self.kb_root, self.max_steps, self.knowledge_k = backend, kb_root, max_steps, knowledge_k
         self.name = backend.name
+        self.spec_path = spec_path
+        self._interpreter: Any = None
+        self._interpreter_lock = threading.Lock()
+
+    def interpret(self, source: str) -> str:
+        """Lint's second half: the candidate run in the sandbox on Triton's CPU interpreter (small inputs)."""
+        if self.spec_path is None:
+            return "interpreter check skipped (no spec file)"
+        from interpreters.executor import LocalExecutor
+        from interpreters.targets import get_target
+
+        with self._interpreter_lock:
+            if self._interpreter is None:
+                scratch = Path(tempfile.mkdtemp(prefix="ke-lint-")) / "scratch"
+                self._interpreter = LocalExecutor(get_target("cpu"), scratch, timeout_s=60.0)
+            result = self._interpreter.evaluate(Path(self.spec_path), source)
+        if result.status == "ok":
+            return "ok: runs correctly on the CPU interpreter (small test inputs; not timed)"
+        return f"CPU interpreter: {result.status}: {result.reason}"
 
     def propose(self, parent: Node | None, context: ProposalContext) -> list[Proposal]:
         memory = context.memory
@@ -84,7 +106,7 @@ class LLMOperator:
         transcript.messages.append({"role": "user", "content": task_prompt(
             context.op, context.target, context.spec_source, context.parent_source, phase, memory, knowledge)})
         workspace = Workspace(context.spec_source, context.parent_source, self.kb_root, context.target,
-                              context.vendor)
+                              context.vendor, self.interpret)
         tokens_in = tokens_out = 0
         final_text = ""
         for _ in range(self.max_steps):

@@ -1,14 +1,17 @@
 """The LLM operator's tools: a tiny workspace the model edits, plus lint and knowledge-base search.
 
-The model sees four read-only files (the spec, the parent, and any knowledge-base document by path) and one
-writable file, ``candidate.py``. Lint runs the evaluator's static checks and a Python compile, the checks that
-need no device, so the model can fix a rejected candidate before it costs an evaluation. Tool errors are
-returned to the model as text: a bad tool call is the model's problem to fix, never a crash of the run.
+The model sees read-only files (the spec, the parent, and any knowledge-base document by path) and one
+writable file, ``candidate.py``. Lint runs the evaluator's static checks and a Python compile, then (when the
+operator provides one) a sandboxed run on Triton's CPU interpreter against the spec's small test inputs, so
+the model can fix a rejected, non-compiling or wrong candidate before it costs an evaluation on the target.
+Tool errors are returned to the model as text: a bad tool call is the model's problem to fix, never a crash
+of the run.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +61,8 @@ def lint(source: str) -> str:
 
 class Workspace:
     def __init__(self, spec_source: str, parent_source: str | None, kb_root: Path, target: str | None,
-                 vendor: str | None) -> None:
+                 vendor: str | None, interpret: Callable[[str], str] | None = None) -> None:
+        self.interpret = interpret
         self.files = {"spec.py": spec_source}
         if parent_source is not None:
             self.files["parent.py"] = parent_source
@@ -108,7 +112,12 @@ class Workspace:
 
     def _tool_lint(self) -> str:
         current = self.files.get(CANDIDATE)
-        return lint(current) if current is not None else f"error: no {CANDIDATE} yet"
+        if current is None:
+            return f"error: no {CANDIDATE} yet"
+        report = lint(current)
+        if report.startswith("ok") and self.interpret is not None:
+            report += "\n" + self.interpret(current)
+        return report
 
     def _tool_kb_search(self, query: str, bottleneck: str | None = None, phase: str | None = None) -> str:
         from kernelevolve.knowledge.documents import BOTTLENECKS, PHASES, load_documents
