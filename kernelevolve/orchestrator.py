@@ -180,9 +180,13 @@ class RunDriver:
         """A task to run again when a concurrent expansion already proposed the same source, else None.
 
         Concurrent generations cannot see each other's proposals, so two may coincide; the second is sent
-        back with the up-to-date seen set (its RNG has moved on) rather than evaluating one kernel twice."""
+        back with the up-to-date seen set (its RNG has moved on) rather than evaluating one kernel twice.
+        Only for operators that honour the seen set and cost nothing to ask again: an LLM's repeat is kept (it
+        costs one node and is served from the evaluation cache) rather than paid for a second time."""
         assert exp.proposal is not None
         exp.digest = source_hash(exp.proposal.source)
+        if getattr(self.operator, "wants_memory", False):
+            return None
         if exp.digest not in self.seen or exp.meta.get("regenerated", 0) >= MAX_REGENERATIONS:
             return None
         exp.meta["regenerated"] = exp.meta.get("regenerated", 0) + 1
