@@ -83,7 +83,8 @@ def describe_result(result: EvaluationResult) -> str:
     if bound:
         lines.append(f"bottleneck: {bound}" + (f", {result.roofline_fraction:.0%} of the roofline floor"
                                               if result.roofline_fraction else ""))
-    for case in result.cases[:6]:
+    # Production cases (timed or simulated) first: the small interpreter test cases say little about speed.
+    for case in sorted(result.cases, key=lambda c: c.latency_ms is None)[:6]:
         parts = [f"case {case.name}: {case.status}"]
         if case.latency_ms is not None:
             parts.append(f"{case.latency_ms:.4f} ms")
