@@ -99,3 +99,27 @@ def test_cli_search_and_bad_input(ke, kb: Path) -> None:
     assert bad.returncode == 2 and "unknown hardware target 'tpu9'" in bad.stderr
     bad_re = ke("kb", "search", "(unclosed", "--regex", "--kb-dir", str(kb))
     assert bad_re.returncode == 2 and "bad regular expression" in bad_re.stderr
+
+
+def test_shipped_knowledge_base_is_consistent() -> None:
+    """The real knowledge base: at least 40 documents, valid front matter, index current, links and named
+    paths resolve (the code samples are run by `ke kb check` in CI and by test_kb_samples.py)."""
+    from kernelevolve.kb import kb_root
+
+    docs, problems = static_problems(kb_root())
+    assert problems == []
+    assert sum(d.kind == "doc" for d in docs) >= 40
+    vendors = {h for d in docs for h in d.hardware}
+    assert {"nvidia", "amd", "mtia", "any"} <= vendors
+
+
+def test_shipped_knowledge_base_answers_by_target_and_bottleneck() -> None:
+    from kernelevolve.kb import kb_root
+
+    docs, _ = load_documents(kb_root())
+    mtia = rank(select(docs, "mtia-v3", "mtia", "memory", "optimize"), "sram dram bytes reuse", k=3)
+    assert mtia and all(p.path.startswith(("hardware/mtia/", "guidance/", "constraints/")) for p in mtia)
+    assert any(p.path.startswith("hardware/mtia/") for p in mtia)
+    amd = rank(select(docs, "mi300x", "amd"), "wavefront 64 lanes num_warps", k=3)
+    assert amd[0].path.startswith("hardware/amd/")
+    assert not any(p.path.startswith("hardware/nvidia/") for p in amd)
