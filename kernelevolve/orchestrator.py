@@ -160,13 +160,19 @@ class RunDriver:
         index = self.next_index
         self.next_index += 1
         rng = random.Random(f"{self.run.seed}:{index}")
-        parent = self.policy.select(self.view, rng)
+        second = None
+        if getattr(self.operator, "supports_crossover", False) and hasattr(self.policy, "select_parents"):
+            parent, second = self.policy.select_parents(self.view, rng)
+        else:
+            parent = self.policy.select(self.view, rng)
         context = ProposalContext(op=self.cfg.op, target=self.cfg.hw, rng=rng, seen_hashes=set(self.seen),
                                   draft_index=self.view.children_counts().get(None, 0))
         if parent is not None:
             context.parent_source = self.objects.get_text(parent.path_ref)
             context.parent_result = EvaluationResult.from_dict(
                 self.objects.get_json(ObjectStore.node_prefix(self.run.run_id, parent.node_id) + "evaluation.json"))
+        if second is not None:
+            context.second_parent, context.second_parent_source = second, self.objects.get_text(second.path_ref)
         exp = Expansion(self, index, parent)
         if getattr(self.operator, "wants_memory", False):  # read DuckDB here, on the orchestrator thread
             context.memory = exp.memory = gather(self.store, self.objects, self.run.run_id, parent,

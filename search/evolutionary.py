@@ -54,9 +54,10 @@ class EvolutionaryPolicy:
     name = "evolutionary"
 
     def __init__(self, drafts: int = 3, islands: int = 2, population: int = 8, tournament: int = 3,
-                 migration_every: int = 10) -> None:
+                 migration_every: int = 10, crossover_rate: float = 0.3) -> None:
         if islands < 1 or population < 1 or tournament < 1:
             raise ValueError("islands, population and tournament must be at least 1")
+        self.crossover_rate = crossover_rate
         self.drafts = drafts
         self.islands = islands
         self.population = population
@@ -116,6 +117,15 @@ class EvolutionaryPolicy:
     def select(self, view: GraphView, rng: random.Random) -> Node | None:
         picked = self._select(view, rng)
         return None if picked is None else picked[0]
+
+    def select_parents(self, view: GraphView, rng: random.Random) -> tuple[Node | None, Node | None]:
+        """(parent, second parent): a crossover pair with probability ``crossover_rate`` when the operator can
+        combine two parents (the orchestrator only asks then), else this step's single winner and None."""
+        if rng.random() < self.crossover_rate:
+            pair = self.select_pair(view, rng)
+            if pair is not None:
+                return pair
+        return self.select(view, rng), None
 
     def select_pair(self, view: GraphView, rng: random.Random) -> tuple[Node, Node] | None:
         """Two parents for crossover: this step's winner and a tournament winner from another island.

@@ -174,3 +174,35 @@ def test_new_run_seeds_from_the_best_stored_kernels_of_the_op(tmp_path: Path) ->
     unseeded = new_run(meta, objects, cfg, SPEC.read_text(), reuse=False)
     assert unseeded.config["seeded_from"] == []
     assert isinstance(make_operator(unseeded, objects), OfflineOperator)
+
+
+def test_evolutionary_runs_cross_two_parents(tmp_path: Path) -> None:
+    meta, objects, run = start_run(tmp_path, "evolutionary", budget=30, seed=3)
+    drive(meta, objects, [run], 1)
+    nodes = {n.node_id: n for n in meta.nodes(run.run_id)}
+    crossed = [n for n in nodes.values() if n.operator_meta.get("kind") == "crossover"]
+    assert crossed, "with crossover_rate 0.3 over ~27 expansions some children must have two parents"
+    for child in crossed:
+        second = nodes[child.operator_meta["second_parent_id"]]
+        assert second.node_id != child.parent_id and second.node_id < child.node_id
+        first_src = objects.get_text(nodes[child.parent_id].path_ref)
+        child_src = objects.get_text(child.path_ref)
+        second_src = objects.get_text(second.path_ref)
+        for name, (old, new) in child.operator_meta["changes"].items():
+            assert f"{name} = {old}" in first_src and f"{name} = {new}" in second_src and f"{name} = {new}" in child_src
+
+
+def test_crossover_needs_one_skeleton() -> None:
+    from kernelevolve.operators.offline import crossover
+
+    a = SPEC.parent.parent.parent / "knowledge_base" / "code_samples" / "softmax.py"
+    base = a.read_text()
+    left = base.replace("NUM_WARPS = 4", "NUM_WARPS = 8")
+    right = base.replace("ROWS_PER_PROGRAM = 1", "ROWS_PER_PROGRAM = 2")
+    child = crossover(left, right, random.Random(1), set())
+    assert child is not None and child.meta["kind"] == "crossover"
+    assert child.source in (base.replace("NUM_WARPS = 4", "NUM_WARPS = 8").replace("ROWS_PER_PROGRAM = 1",
+                                                                                     "ROWS_PER_PROGRAM = 2"), base)
+    looped = (a.parent / "softmax_looped.py").read_text()
+    assert crossover(left, looped, random.Random(1), set()) is None, "different kernels are not crossed"
+    assert crossover(left, left, random.Random(1), set()) is None

@@ -22,6 +22,8 @@ class ProposalContext:
     vendor: str | None = None
     spec_source: str = ""
     memory: Any = None  # kernelevolve.memory.RunMemory, gathered on the orchestrator thread for LLM operators
+    second_parent: Node | None = None  # crossover: the other parent (operators with supports_crossover)
+    second_parent_source: str | None = None
 
 
 @dataclass

@@ -69,6 +69,7 @@ class Transcript:
 
 class LLMOperator:
     wants_memory = True
+    supports_crossover = True
 
     def __init__(self, backend: ChatBackend, kb_root: Path, max_steps: int = 8, knowledge_k: int = 4,
                  spec_path: str | None = None) -> None:
@@ -104,7 +105,8 @@ class LLMOperator:
         knowledge = rank(chosen, query, self.knowledge_k)
         transcript = Transcript(system_prompt(self.kb_root))
         transcript.messages.append({"role": "user", "content": task_prompt(
-            context.op, context.target, context.spec_source, context.parent_source, phase, memory, knowledge)})
+            context.op, context.target, context.spec_source, context.parent_source, phase, memory, knowledge,
+            second_parent_source=context.second_parent_source)})
         workspace = Workspace(context.spec_source, context.parent_source, self.kb_root, context.target,
                               context.vendor, self.interpret)
         tokens_in = tokens_out = 0
@@ -121,9 +123,12 @@ class LLMOperator:
         source = workspace.candidate or extract_candidate(final_text)
         how = "tools" if workspace.candidate else ("fenced block" if source else "none")
         price_in, price_out = PRICES.get(self.backend.model, (0.0, 0.0))
-        meta = {"kind": phase.name, "state": phase.state, "model": self.backend.model, "reply": how,
+        meta = {"kind": "crossover" if context.second_parent is not None else phase.name, "state": phase.state,
+                "model": self.backend.model, "reply": how,
                 "tools_used": workspace.calls, "knowledge": [f"{p.path}:{p.start_line}" for p in knowledge],
                 "analysis": final_text.strip()[:2000] if how == "tools" else ""}
+        if context.second_parent is not None:
+            meta["second_parent_id"] = context.second_parent.node_id
         return [Proposal(source or "# the operator produced no candidate\n", meta, tokens_in, tokens_out,
                          (tokens_in * price_in + tokens_out * price_out) / 1e6,
                          artifacts={"prompt.json": transcript.dump(), "response.md": final_text})]

@@ -21,6 +21,7 @@ MAX_ATTEMPTS = 96
 
 class OfflineOperator:
     name = "offline"
+    supports_crossover = True
 
     def __init__(self, samples: list[CodeSample] | None = None) -> None:
         self._samples = samples
@@ -39,7 +40,14 @@ class OfflineOperator:
         if parent is None:
             return [self._draft(context)]
         assert context.parent_source is not None
-        proposal = self._mutate(context.parent_source, context.rng, context.seen_hashes)
+        proposal = None
+        if context.second_parent_source is not None and context.second_parent is not None:
+            proposal = crossover(context.parent_source, context.second_parent_source, context.rng,
+                                 context.seen_hashes)
+            if proposal is not None:
+                proposal.meta["second_parent_id"] = context.second_parent.node_id
+        if proposal is None:
+            proposal = self._mutate(context.parent_source, context.rng, context.seen_hashes)
         if proposal is None:  # the parent's neighbourhood is exhausted: draft instead
             return [self._draft(context)]
         proposal.meta["parent_id"] = parent.node_id
@@ -83,3 +91,25 @@ class OfflineOperator:
                 described = {t.name: [t.value, v] for t, v in changes.items()}
                 return Proposal(child, {"kind": "mutate", "changes": described})
         return None
+
+
+def crossover(first: str, second: str, rng: random.Random, seen: set[str]) -> Proposal | None:
+    """Uniform crossover of two variants of one kernel: each differing tunable comes from either parent.
+
+    Only kernels with the same skeleton (the same sample, differing in tunable values only) are combined,
+    so the child is as valid as its parents; anything else returns None and the caller mutates instead."""
+    mine = {t.name: t for t in find_tunables(first)}
+    theirs = {t.name: t.value for t in find_tunables(second)}
+    if set(mine) != set(theirs):
+        return None
+    differing = {mine[name]: value for name, value in theirs.items() if mine[name].value != value}
+    if not differing or rewrite(first, differing) != second:
+        return None  # identical, or different code around the tunables
+    for _ in range(8):
+        take = {t: v for t, v in differing.items() if rng.random() < 0.5}
+        if not take or len(take) == len(differing):
+            continue  # all from one parent is not a cross
+        child = rewrite(first, take)
+        if source_hash(child) not in seen:
+            return Proposal(child, {"kind": "crossover", "changes": {t.name: [t.value, v] for t, v in take.items()}})
+    return None

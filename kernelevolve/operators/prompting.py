@@ -59,7 +59,8 @@ def system_prompt(kb_root: Path) -> str:
 
 
 def task_prompt(op: str, target: str, spec_source: str, parent_source: str | None, phase: Phase,
-                memory: RunMemory | None, knowledge: list[Passage], budget_tokens: int = 6000) -> str:
+                memory: RunMemory | None, knowledge: list[Passage], budget_tokens: int = 6000,
+                second_parent_source: str | None = None) -> str:
     goal = {"draft": "Write a first correct, reasonably fast candidate.",
             "debug": f"The parent failed ({phase.state}). Fix it with the smallest change that makes it correct.",
             "optimize": f"The parent is correct and {phase.state}. Make it faster; keep it correct."}[phase.name]
@@ -68,6 +69,9 @@ def task_prompt(op: str, target: str, spec_source: str, parent_source: str | Non
     if parent_source is not None:
         parts.append(f"# Parent candidate (parent.py; candidate.py starts as a copy)\n```python\n"
                      f"{parent_source.strip()}\n```")
+    if second_parent_source is not None:
+        parts.append("# Second parent (crossover: combine what makes each parent good)\n```python\n"
+                     f"{second_parent_source.strip()}\n```")
     if memory is not None and memory.items:
         parts.append("# What the search knows\n" + memory.render(budget_tokens))
     if knowledge:
