@@ -40,7 +40,9 @@ def assert_clean_failure(result, fragment: str, state: Path) -> None:
         (["--op", "swish", "--hw", "cpu", "--executor", "ray", "--ray-address", "127.0.0.1:1"],
          "cannot join the Ray cluster at 127.0.0.1:1: nothing answers"),
         (["--op", "swish", "--hw", "cpu", "--concurrency", "0"], "--concurrency must be at least 1"),
-        (["--op", "swish", "--hw", "cpu", "--operator", "anthropic"], "not supported yet"),
+        (["--op", "swish", "--hw", "cpu", "--operator", "gpt"], "unknown operator 'gpt'"),
+        (["--op", "swish", "--hw", "cpu", "--model", "m"], "--model needs an LLM operator"),
+        (["--op", "swish", "--hw", "cpu", "--max-cost", "0"], "--max-cost must be positive"),
     ],
 )
 def test_search_rejects_bad_input(ke, tmp_path: Path, args: list[str], fragment: str) -> None:

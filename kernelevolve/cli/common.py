@@ -55,10 +55,6 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
 
 
-def not_yet(flag: str, issue: int) -> UserError:
-    return UserError(f"{flag} is not supported yet (planned: issue #{issue})")
-
-
 def resolve_run(meta, run_id: str) -> str:
     """An exact run id or a unique prefix; a miss or an ambiguous prefix is bad input (exit 2)."""
     try:
