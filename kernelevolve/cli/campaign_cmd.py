@@ -44,12 +44,13 @@ def campaign_cmd(file, concurrency, executor, ray_address, state_dir, store_url,
     execution = open_execution(executor, ray_address, sorted({r.hw for r in plan.runs}), concurrency,
                                resolve_state(state_dir, store_url).scratch)
     try:
-        _run_campaign(plan, file, execution, executor, concurrency, state_dir, store_url, as_json)
+        summary = _run_campaign(plan, file, execution, executor, concurrency, state_dir, store_url)
     finally:
-        execution.close()
+        execution.close()  # before printing: while Ray runs, stdout is lent to stderr (see kernelevolve.execution)
+    _report(summary, as_json)
 
 
-def _run_campaign(plan, file, execution, executor, concurrency, state_dir, store_url, as_json) -> None:
+def _run_campaign(plan, file, execution, executor, concurrency, state_dir, store_url) -> dict:
     from kernelevolve.run_setup import drive
 
     _, meta, objects = open_state(state_dir, store_url, create=True)
@@ -89,16 +90,21 @@ def _run_campaign(plan, file, execution, executor, concurrency, state_dir, store
                      "best_fitness": best[0].fitness if best else None})
     summary = {"campaign_id": campaign_id, "name": plan.name, "status": "completed" if done else "incomplete",
                "runs": rows, "failures": [{"run_id": r, "error": e} for r, e in failures]}
+    return summary
+
+
+def _report(summary: dict, as_json: bool) -> None:
+    rows = summary["runs"]
     if as_json:
         emit_json(summary)
     else:
-        click.echo(f"campaign {plan.name} [{campaign_id}]: {summary['status']}")
+        click.echo(f"campaign {summary['name']} [{summary['campaign_id']}]: {summary['status']}")
         click.echo(f"{'slot':>4} {'run':9} {'op':12} {'hw':9} {'strategy':12} {'status':10} {'nodes':>9} best")
         for r in rows:
             best_txt = f"{r['best_fitness']:.3f}" if r["best_fitness"] is not None else "-"
             click.echo(f"{r['slot']:>4} {r['run_id']:9} {r['op'][:12]:12} {r['hw']:9} {r['strategy']:12} "
                        f"{r['status']:10} {r['nodes']:>4}/{r['budget']:<4} {best_txt}")
-    if failures or not done:
+    if summary["failures"] or summary["status"] != "completed":
         sys.exit(1)
 
 
