@@ -33,7 +33,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kernelevolve.runner import StoreGraphView  # noqa: E402
 from kernelevolve.store.metadata import MetadataStore  # noqa: E402
 from kernelevolve.store.records import CaseRecord, RunRecord  # noqa: E402
 from search.mcts import tree_stats  # noqa: E402
@@ -87,6 +86,26 @@ FILL_SQL = {
         'launches_per_forward', 1.0, 'roofline_fraction', r, 'bottleneck', 'memory')::VARCHAR,
         1.7e9 + run_idx * 3600 + node_id * 0.1 FROM g WHERE status NOT IN ('crash', 'timeout')""",
 }
+
+
+class StoreGraphView:
+    """``search.GraphView`` over one run answered by SQL, one query per question: the production path before
+    the orchestrator mirrored each run in memory (``RunGraph``), kept here to measure what SQL costs at scale."""
+
+    def __init__(self, store: MetadataStore, run_id: str) -> None:
+        self.store, self.run_id = store, run_id
+
+    def count(self) -> int:
+        return self.store.count_nodes(self.run_id)
+
+    def best(self, k: int) -> list[Node]:
+        return self.store.best_nodes(self.run_id, k)
+
+    def nodes(self) -> list[Node]:
+        return self.store.nodes(self.run_id)
+
+    def children_counts(self) -> dict[int | None, int]:
+        return self.store.children_counts(self.run_id)
 
 
 def spread(xs: list[float]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ def worker_settings(target: Target, simulate: bool) -> tuple[dict[str, str], str
     """Environment and device for the worker that serves ``target``."""
     if simulate and target.interpreter == "cpu":
         raise NotImplementedError("--simulate needs a hardware target to model; 'cpu' is the interpreter itself")
-    if simulate or target.always_simulated or target.interpreter == "cpu":
+    if not target.runs_on_device(simulate):
         return {"TRITON_INTERPRET": "1"}, "cpu"
     from interpreters.targets import is_present
 

@@ -48,7 +48,7 @@ def materialize_spec(root: Path, request: EvaluationRequest) -> Path:
     """Write the spec text to ``root`` under its hash (idempotent; content-addressed, so concurrent-safe)."""
     folder = root / "specs" / source_hash(request.spec_text)[:16]
     path = folder / request.spec_name
-    if not path.is_file() or path.read_text(encoding="utf-8") != request.spec_text:
+    if not path.is_file():  # the folder is named by the text's hash and writes are atomic: present = same text
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{request.spec_name}.{threading.get_ident()}.tmp"
         tmp.write_text(request.spec_text, encoding="utf-8")
@@ -195,10 +195,9 @@ def matching_devices(target_name: str, simulate: bool) -> list[int] | None:
     from interpreters.targets import get_target, is_present, present_devices
 
     target = get_target(target_name)
-    if simulate or target.always_simulated or target.interpreter == "cpu":
+    if not target.runs_on_device(simulate):
         return None
-    names = present_devices()
-    return [i for i, name in enumerate(names) if is_present(target, [name])]
+    return [i for i, name in enumerate(present_devices()) if is_present(target, [name])]
 
 
 def local_pools(scratch: Path, size: int) -> PoolSet:

@@ -21,6 +21,7 @@ from ray import exceptions as ray_errors
 
 from evaluators.result import EvaluationResult
 from interpreters.pools import EvaluationRequest, PoolSet, SlotLost, SlotPool, default_scratch
+from interpreters.targets import get_target
 
 log = logging.getLogger("interpreters.ray_pool")
 RESOURCE_PREFIX = "hw:"
@@ -52,13 +53,6 @@ def resource_name(target: str) -> str:
     return f"{RESOURCE_PREFIX}{target}"
 
 
-def _needs_device(target_name: str, simulate: bool) -> bool:
-    from interpreters.targets import get_target
-
-    target = get_target(target_name)
-    return not (simulate or target.always_simulated or target.interpreter == "cpu")
-
-
 @ray.remote(max_restarts=0, max_task_retries=0)
 class EvaluatorActor:
     """Holds one sandboxed evaluation worker on the node Ray placed it on."""
@@ -87,7 +81,7 @@ class RaySlot:
     def __init__(self, target: str, simulate: bool, timeout_s: float,
                  on_start: Callable[[dict[str, Any]], None] | None = None) -> None:
         options: dict[str, Any] = {"resources": {resource_name(target): 1}, "num_cpus": 0}
-        if _needs_device(target, simulate):
+        if get_target(target).runs_on_device(simulate):
             options["num_gpus"] = 1
         self.actor = EvaluatorActor.options(**options).remote(target, simulate, timeout_s)
         self.where: dict[str, Any] = {}

@@ -43,6 +43,10 @@ class Target:
     def always_simulated(self) -> bool:
         return self.interpreter == "mtia-sim"
 
+    def runs_on_device(self, simulate: bool) -> bool:
+        """Whether evaluating on this target (with or without ``--simulate``) needs a real GPU."""
+        return self.needs_device and not simulate
+
 
 class UnknownTarget(KeyError):
     pass

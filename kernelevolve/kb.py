@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import ast
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from kernelevolve.knowledge.documents import KnowledgeError, docstring_front_matter
 from knowledge_base import ROOT as DEFAULT_ROOT
 
 
@@ -23,23 +24,12 @@ def kb_root() -> Path:
     return Path(os.environ.get("KE_KB_DIR", DEFAULT_ROOT))
 
 
-def front_matter(source: str) -> dict[str, str]:
-    """The ``---``-delimited block at the top of a sample's docstring, as flat key/value strings."""
+def front_matter(source: str) -> dict[str, Any]:
+    """A sample's front matter (the same YAML parser the knowledge-base checks use); {} when it has none."""
     try:
-        doc = ast.get_docstring(ast.parse(source)) or ""
-    except SyntaxError:
+        return docstring_front_matter("sample", source)[0]
+    except KnowledgeError:
         return {}
-    lines = doc.strip().splitlines()
-    if not lines or lines[0].strip() != "---":
-        return {}
-    meta: dict[str, str] = {}
-    for line in lines[1:]:
-        if line.strip() == "---":
-            break
-        key, sep, value = line.partition(":")
-        if sep:
-            meta[key.strip()] = value.strip()
-    return meta
 
 
 def code_samples(op: str, root: Path | None = None) -> list[CodeSample]:
@@ -50,6 +40,7 @@ def code_samples(op: str, root: Path | None = None) -> list[CodeSample]:
         meta = front_matter(source)
         if meta.get("op") != op:
             continue
-        tags = tuple(t.strip() for t in meta.get("tags", "").strip("[]").split(",") if t.strip())
-        samples.append(CodeSample(path, op, meta.get("title", path.stem), source, tags))
+        tags = meta.get("tags") or ()
+        tags = (tags,) if isinstance(tags, str) else tuple(str(t) for t in tags)
+        samples.append(CodeSample(path, op, str(meta.get("title", path.stem)), source, tags))
     return samples

@@ -55,25 +55,6 @@ class SearchConfig:
         return cls(**{k: v for k, v in config.items() if k in names})
 
 
-class StoreGraphView:
-    """``search.GraphView`` over one run in the metadata store: every question is one SQL query."""
-
-    def __init__(self, store: MetadataStore, run_id: str) -> None:
-        self.store, self.run_id = store, run_id
-
-    def count(self) -> int:
-        return self.store.count_nodes(self.run_id)
-
-    def best(self, k: int) -> list[Node]:
-        return self.store.best_nodes(self.run_id, k)
-
-    def nodes(self) -> list[Node]:
-        return self.store.nodes(self.run_id)
-
-    def children_counts(self) -> dict[int | None, int]:
-        return self.store.children_counts(self.run_id)
-
-
 def create_run(store: MetadataStore, objects: ObjectStore, cfg: SearchConfig, spec_text: str,
                extra: dict[str, Any] | None = None) -> RunRecord:
     spec_hash = source_hash(spec_text)

@@ -21,10 +21,10 @@ import pytest
 from conftest import REPO_ROOT, _free_port, run_ke
 from store_checks import assert_store_consistent
 
+from kernelevolve.cli.worker_cmd import RAY_CLI
 from kernelevolve.store.metadata import MetadataStore
 
 pytestmark = pytest.mark.slow
-RAY_CLI = "import sys; from ray.scripts.scripts import main; sys.argv[0] = 'ray'; main()"
 
 
 def _env() -> dict[str, str]:

@@ -30,25 +30,25 @@ RAY_CLI = "import sys; from ray.scripts.scripts import main; sys.argv[0] = 'ray'
 @click.option("--dry-run", is_flag=True, help="Print the ray start command instead of running it.")
 def worker_cmd(targets, ray_address, slots, simulate, block, dry_run) -> None:
     """Start a Ray node on this host that offers TARGET's evaluation slots."""
-    from interpreters.targets import UnknownTarget, get_target, is_present, present_devices
+    from interpreters.pools import matching_devices
+    from interpreters.targets import UnknownTarget, get_target, present_devices
 
     if slots is not None and slots < 1:
         raise UserError(f"--slots must be at least 1, got {slots}")
     resources: dict[str, int] = {}
     gpus = 0
-    devices = present_devices()
     for name in targets:
         try:
             target = get_target(name)
         except UnknownTarget as exc:
             raise UserError(exc.args[0]) from None
-        needs_device = not (simulate or target.always_simulated or target.interpreter == "cpu")
-        if needs_device and not is_present(target, devices):
+        devices = matching_devices(target.name, simulate)
+        if devices == []:
             raise UserError(f"no {target.description or target.name} on this host (devices: "
-                            f"{', '.join(devices) or 'none'}); use --simulate to offer simulated evaluation")
-        matching = sum(1 for d in devices if is_present(target, [d])) if needs_device else 1
-        resources[f"hw:{target.name}"] = slots or max(1, matching)
-        gpus = max(gpus, matching if needs_device else 0)
+                            f"{', '.join(present_devices()) or 'none'}); use --simulate to offer simulated "
+                            "evaluation")
+        resources[f"hw:{target.name}"] = slots or max(1, len(devices or ()))
+        gpus = max(gpus, len(devices or ()))
     command = [sys.executable, "-c", RAY_CLI, "start", f"--address={ray_address}",
                f"--resources={json.dumps(resources)}", "--disable-usage-stats"]
     if gpus:

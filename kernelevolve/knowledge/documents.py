@@ -122,17 +122,21 @@ def parse_markdown(path: Path, root: Path, targets: dict[str, str]) -> Document:
     return Document(rel, title, hardware, bottleneck, phase, summary, body)
 
 
-def parse_sample(path: Path, root: Path, targets: dict[str, str]) -> Document:
-    """A code sample: the front matter sits at the top of the module docstring."""
+def docstring_front_matter(name: str, source: str) -> tuple[dict[str, Any], str]:
+    """A code sample's front matter (at the top of its module docstring) and the rest of the docstring."""
     import ast
 
-    rel = path.relative_to(root).as_posix()
-    source = path.read_text(encoding="utf-8")
     try:
         doc = ast.get_docstring(ast.parse(source)) or ""
     except SyntaxError as exc:
-        raise KnowledgeError(f"{rel}: not valid Python (line {exc.lineno})") from None
-    meta, explanation = split_front_matter(rel, doc)
+        raise KnowledgeError(f"{name}: not valid Python (line {exc.lineno})") from None
+    return split_front_matter(name, doc)
+
+
+def parse_sample(path: Path, root: Path, targets: dict[str, str]) -> Document:
+    rel = path.relative_to(root).as_posix()
+    source = path.read_text(encoding="utf-8")
+    meta, explanation = docstring_front_matter(rel, source)
     if not meta.get("op"):
         raise KnowledgeError(f"{rel}: a code sample's front matter needs 'op' (the operator it implements)")
     hardware, bottleneck, phase = _validate(rel, {"phase": ["draft", "optimize"], **meta}, targets)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from kernelevolve.knowledge.documents import load_documents
+from kernelevolve.knowledge.documents import Document, load_documents
 from kernelevolve.knowledge.search import rank, select
 from kernelevolve.operators.base import Proposal, ProposalContext
 from kernelevolve.operators.prompting import phase_of, system_prompt, task_prompt
@@ -78,6 +78,14 @@ class LLMOperator:
         self.spec_path = spec_path
         self._interpreter: Any = None
         self._interpreter_lock = threading.Lock()
+        self._docs: list[Document] | None = None
+
+    @property
+    def docs(self) -> list[Document]:
+        """The knowledge base, parsed once per operator: it does not change during a run."""
+        if self._docs is None:
+            self._docs = load_documents(self.kb_root)[0]
+        return self._docs
 
     def interpret(self, source: str) -> str:
         """Lint's second half: the candidate run in the sandbox on Triton's CPU interpreter (small inputs)."""
@@ -98,8 +106,7 @@ class LLMOperator:
     def propose(self, parent: Node | None, context: ProposalContext) -> list[Proposal]:
         memory = context.memory
         phase = phase_of(memory, parent is not None)
-        docs, _ = load_documents(self.kb_root)
-        chosen = select(docs, context.target, context.vendor, phase.tag, phase.name)
+        chosen = select(self.docs, context.target, context.vendor, phase.tag, phase.name)
         query = " ".join(filter(None, [context.op, phase.state, phase.tag or "",
                                        context.parent_result.reason if context.parent_result else ""]))
         knowledge = rank(chosen, query, self.knowledge_k)
@@ -108,7 +115,7 @@ class LLMOperator:
             context.op, context.target, context.spec_source, context.parent_source, phase, memory, knowledge,
             second_parent_source=context.second_parent_source)})
         workspace = Workspace(context.spec_source, context.parent_source, self.kb_root, context.target,
-                              context.vendor, self.interpret)
+                              context.vendor, self.interpret, self.docs)
         tokens_in = tokens_out = 0
         final_text = ""
         for _ in range(self.max_steps):

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.knowledge.documents import Document
+
 CANDIDATE = "candidate.py"
 _FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
 
@@ -61,8 +63,10 @@ def lint(source: str) -> str:
 
 class Workspace:
     def __init__(self, spec_source: str, parent_source: str | None, kb_root: Path, target: str | None,
-                 vendor: str | None, interpret: Callable[[str], str] | None = None) -> None:
+                 vendor: str | None, interpret: Callable[[str], str] | None = None,
+                 docs: list[Document] | None = None) -> None:
         self.interpret = interpret
+        self.docs = docs
         self.files = {"spec.py": spec_source}
         if parent_source is not None:
             self.files["parent.py"] = parent_source
@@ -123,8 +127,9 @@ class Workspace:
         from kernelevolve.knowledge.documents import BOTTLENECKS, PHASES, load_documents
         from kernelevolve.knowledge.search import rank, select
 
-        docs, _ = load_documents(self.kb_root)
-        chosen = select(docs, self.target, self.vendor, bottleneck if bottleneck in BOTTLENECKS else None,
+        if self.docs is None:
+            self.docs = load_documents(self.kb_root)[0]
+        chosen = select(self.docs, self.target, self.vendor, bottleneck if bottleneck in BOTTLENECKS else None,
                         phase if phase in PHASES else None)
         found = rank(chosen, query, k=4)
         return "\n\n".join(f"[{p.path}:{p.start_line}] {p.title}\n{p.excerpt}" for p in found) or "no matches"
