@@ -10,6 +10,7 @@ from evaluators.identity import source_hash
 from kernelevolve.kb import code_samples, front_matter
 from kernelevolve.operators.base import OperatorError, ProposalContext
 from kernelevolve.operators.offline import OfflineOperator
+from kernelevolve.operators.structural import apply, structural_variants
 from kernelevolve.operators.tunables import find_tunables, neighbours, rewrite
 from search.node import Node
 
@@ -79,3 +80,87 @@ def test_op_without_samples_is_a_clear_error() -> None:
     ctx = ProposalContext(op="no_such_op", target="cpu", rng=random.Random(0))
     with pytest.raises(OperatorError, match="no seed kernel for op 'no_such_op'"):
         OfflineOperator().propose(None, ctx)
+
+
+STRUCTURED = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x, y):
+    a = tl.load(x, eviction_policy="evict_first", mask=None)
+    b = tl.load(x,
+                mask=None,
+                eviction_policy="evict_last",
+                )
+    c = 1.0 / tl.sqrt(tl.exp(a - b))
+    tl.store(y, c, cache_modifier=".cs")
+
+
+def not_a_kernel(x):
+    return tl.exp(x)  # outside @triton.jit: never rewritten
+'''
+
+
+def test_structural_variants_rewrite_only_kernel_code_in_place() -> None:
+    variants = {v.description: apply(STRUCTURED, v) for v in structural_variants(STRUCTURED)}
+    assert "a = tl.load(x, mask=None)" in variants["tl.load at line 7: no eviction_policy"]
+    assert 'mask=None,\n                )' in variants["tl.load at line 8: no eviction_policy"]
+    assert "c = tl.rsqrt(tl.exp(a - b))" in variants["1 / tl.sqrt as tl.rsqrt at line 12"]
+    assert "tl.exp2((a - b) * 1.4426950408889634)" in variants["tl.exp as tl.exp2 at line 12"]
+    assert 'cache_modifier=".wb"' in variants["tl.store at line 13: cache_modifier='.wb'"]
+    assert all("return tl.exp(x)" in v for v in variants.values())
+    assert len(variants) == 8  # per load: the other policy or none; rsqrt; exp2; store: .wb or none
+    for text in variants.values():
+        compile(text, "variant.py", "exec")
+
+
+def test_every_sample_has_structural_variants_that_pass_static_checks() -> None:
+    from evaluators.static_checks import check_source
+    from kernelevolve.ops import builtin_ops
+
+    samples = [s for op in builtin_ops() for s in code_samples(op)]
+    assert len(samples) >= 12
+    for sample in samples:
+        variants = structural_variants(sample.source)
+        assert variants, sample.path.name
+        for variant in variants:
+            assert check_source(apply(sample.source, variant)) == [], (sample.path.name, variant.description)
+
+
+def test_exhausted_tunables_fall_back_to_structural_variants() -> None:
+    seed = code_samples("swish")[0].source
+    frozen = rewrite(seed, {t: t.value for t in find_tunables(seed)})
+    # a kernel with no tunables left to move: every module constant renamed away
+    for t in find_tunables(frozen):
+        frozen = frozen.replace(f"{t.name} =", f"FIXED_{t.name.lower()} =").replace(t.name, f"FIXED_{t.name.lower()}")
+    assert not [t for t in find_tunables(frozen) if neighbours(t)]
+    parent = Node("r", 1, None, 1, source_hash(frozen), "ok", 1.0)
+    child = OfflineOperator().propose(parent, _ctx({source_hash(frozen)}, parent_source=frozen))[0]
+    assert child.meta["kind"] == "structural" and child.source != frozen
+
+
+def test_structural_variants_of_softmax_stay_correct_on_the_interpreter(tmp_path) -> None:
+    """All rewrites at once (exp2, cache hints) still pass the real evaluation: they keep the kernel's meaning."""
+    from pathlib import Path
+
+    from interpreters.executor import LocalExecutor
+    from interpreters.targets import get_target
+    from kernelevolve.ops import resolve_op
+
+    source = next(s for s in code_samples("softmax") if s.path.name == "softmax.py").source
+    seen_sites: set[str] = set()
+    for variant in structural_variants(source):
+        site = variant.description.split(":")[0]
+        seen_sites.add(site)
+    combined = source
+    for site in sorted(seen_sites):  # one rewrite per site, each found afresh in the rewritten text
+        variant = next(v for v in structural_variants(combined) if v.description.startswith(site))
+        combined = apply(combined, variant)
+    assert "tl.exp2(" in combined and "eviction_policy=" in combined and "cache_modifier=" in combined
+    executor = LocalExecutor(get_target("cpu"), Path(tmp_path) / "scratch", timeout_s=120.0)
+    try:
+        result = executor.evaluate(resolve_op("softmax"), combined)
+    finally:
+        executor.close()
+    assert result.status == "ok", result.reason

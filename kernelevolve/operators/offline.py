@@ -1,8 +1,9 @@
 """The offline operator (no LLM): drafts from knowledge-base samples and mutates tunables.
 
 Drafts (children of the root) cycle through the op's code samples, then mutated copies of them.
-Expansions change one or two tunables of the parent by one step, skipping any source already seen
-in the run, so every node is a new candidate.
+Expansions change one or two tunables of the parent by one step or, one time in STRUCTURAL_RATE (and
+whenever the numeric neighbourhood is exhausted), apply a structural rewrite to its code
+(``structural.py``). Any source already seen in the run is skipped, so every node is a new candidate.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from dataclasses import replace
 from evaluators.identity import source_hash
 from kernelevolve.kb import CodeSample, code_samples
 from kernelevolve.operators.base import OperatorError, Proposal, ProposalContext
+from kernelevolve.operators.structural import apply, structural_variants
 from kernelevolve.operators.tunables import Tunable, find_tunables, neighbours, rewrite
 from search.node import Node
 
 MAX_ATTEMPTS = 96
+STRUCTURAL_RATE = 0.2
 
 
 class OfflineOperator:
@@ -46,8 +49,12 @@ class OfflineOperator:
                                  context.seen_hashes)
             if proposal is not None:
                 proposal.meta["second_parent_id"] = context.second_parent.node_id
+        if proposal is None and context.rng.random() < STRUCTURAL_RATE:
+            proposal = restructure(context.parent_source, context.rng, context.seen_hashes)
         if proposal is None:
             proposal = self._mutate(context.parent_source, context.rng, context.seen_hashes)
+        if proposal is None:
+            proposal = restructure(context.parent_source, context.rng, context.seen_hashes)
         if proposal is None:  # the parent's neighbourhood is exhausted: draft instead
             return [self._draft(context)]
         proposal.meta["parent_id"] = parent.node_id
@@ -91,6 +98,17 @@ class OfflineOperator:
                 described = {t.name: [t.value, v] for t, v in changes.items()}
                 return Proposal(child, {"kind": "mutate", "changes": described})
         return None
+
+
+def restructure(source: str, rng: random.Random, seen: set[str]) -> Proposal | None:
+    """One structural rewrite of the parent not yet seen in the run, chosen at random."""
+    variants = structural_variants(source)
+    rng.shuffle(variants)
+    for variant in variants:
+        child = apply(source, variant)
+        if source_hash(child) not in seen:
+            return Proposal(child, {"kind": "structural", "change": variant.description})
+    return None
 
 
 def crossover(first: str, second: str, rng: random.Random, seen: set[str]) -> Proposal | None:
