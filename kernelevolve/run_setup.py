@@ -3,6 +3,7 @@ operator, and driving a set of runs to the end on one executor."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -47,7 +48,8 @@ def make_operator(run: RunRecord, objects: ObjectStore) -> Any:
             from kernelevolve.operators.openai_backend import OpenAIBackend
 
             backend = OpenAIBackend(run.config.get("model"))
-        operator = LLMOperator(backend, kb_root(), spec_path=run.config.get("spec_path"))
+        operator = LLMOperator(backend, kb_root(), spec_path=run.config.get("spec_path"),
+                               code_roots=[Path(p) for p in run.config.get("code_roots") or [] if Path(p).is_dir()])
     seeds = run.config.get("seeded_from") or []
     if seeds:
         operator = SeededOperator(operator, seeds, [objects.get_text(s["path_ref"]) for s in seeds])

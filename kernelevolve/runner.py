@@ -47,6 +47,7 @@ class SearchConfig:
     reuse: bool = True
     model: str | None = None
     max_cost: float | None = None
+    code_roots: tuple[str, ...] = ()  # folders deep search greps besides the knowledge base (resolved paths)
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> SearchConfig:

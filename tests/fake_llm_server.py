@@ -72,9 +72,10 @@ class FakeMessagesServer:
         if self.mode == "plain":
             return 200, self._message(n, [{"type": "text", "text": "Here is the kernel.\n```python\n"
                                            + self.make_candidate(next(self._candidates)) + "```\n"}], "end_turn")
-        if turn < 3:
+        if turn < 4:
             name, args = [
                 ("kb_search", lambda: {"query": "memory bound elementwise block size", "bottleneck": "memory"}),
+                ("grep", lambda: {"pattern": "ke_code_root_marker"}),
                 ("write_file", lambda: {"path": "candidate.py",
                                         "content": self.make_candidate(next(self._candidates))}),
                 ("lint", lambda: {}),

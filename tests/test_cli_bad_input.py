@@ -43,6 +43,8 @@ def assert_clean_failure(result, fragment: str, state: Path) -> None:
         (["--op", "swish", "--hw", "cpu", "--operator", "gpt"], "unknown operator 'gpt'"),
         (["--op", "swish", "--hw", "cpu", "--model", "m"], "--model needs an LLM operator"),
         (["--op", "swish", "--hw", "cpu", "--max-cost", "0"], "--max-cost must be positive"),
+        (["--op", "swish", "--hw", "cpu", "--code-root", "/no/such/dir"],
+         "code root /no/such/dir (from --code-root) is not a directory"),
     ],
 )
 def test_search_rejects_bad_input(ke, tmp_path: Path, args: list[str], fragment: str) -> None:

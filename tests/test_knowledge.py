@@ -101,6 +101,27 @@ def test_cli_search_and_bad_input(ke, kb: Path) -> None:
     assert bad_re.returncode == 2 and "bad regular expression" in bad_re.stderr
 
 
+def test_configured_code_roots_from_env_and_flag(ke, kb: Path, tmp_path: Path) -> None:
+    env_root, flag_root = tmp_path / "env_root", tmp_path / "flag_root"
+    env_root.mkdir()
+    flag_root.mkdir()
+    (env_root / "team_softmax.py").write_text("x = 1\n# persistent_softmax_marker in the env root\n")
+    (flag_root / "team_norm.md").write_text("# persistent_softmax_marker in the flag root\n")
+    result = ke("kb", "search", "persistent_softmax_marker", "--grep", "--kb-dir", str(kb), "--code-root",
+                str(flag_root), "--json", env={"KE_CODE_ROOTS": str(env_root)})
+    assert result.returncode == 0, result.stderr
+    hits = result.json()["results"]
+    assert [h["path"] for h in hits] == ["team_softmax.py", "team_norm.md"]  # env roots first, then flags
+    assert hits[0]["line"] == 2 and "x = 1" in hits[0]["text"], "context lines come with the hit"
+    files = ke("kb", "search", "team_", "--files", "--kb-dir", str(kb), "--json",
+               env={"KE_CODE_ROOTS": str(env_root)})
+    assert [h["path"] for h in files.json()["results"]] == ["team_softmax.py"]
+    missing = tmp_path / "nowhere"
+    bad = ke("kb", "search", "x", "--grep", "--kb-dir", str(kb), env={"KE_CODE_ROOTS": str(missing)})
+    assert bad.returncode == 2 and f"code root {missing} (from KE_CODE_ROOTS) is not a directory" in bad.stderr
+    assert bad.stderr.count("\n") == 1
+
+
 def test_shipped_knowledge_base_is_consistent() -> None:
     """The real knowledge base: at least 40 documents, valid front matter, index current, links and named
     paths resolve (the code samples are run by `ke kb check` in CI and by test_kb_samples.py)."""

@@ -41,9 +41,13 @@ def user_prompts(server: FakeMessagesServer) -> list[str]:
 @pytest.mark.slow
 def test_agentic_search_on_a_simulated_target(ke, tmp_path: Path) -> None:
     state = tmp_path / "state"
+    code_root = tmp_path / "team_kernels"  # a configured code root the model's grep tool searches
+    (code_root / "ops").mkdir(parents=True)
+    (code_root / "ops" / "swish_notes.py").write_text("# ke_code_root_marker: our swish runs BLOCK_SIZE 2048\n")
     with FakeMessagesServer("agent", candidate) as server:
         result = ke("search", "--op", "swish", "--hw", "mtia-v3", "--operator", "anthropic", "--budget", "3",
-                    "--drafts", "1", "--no-reuse", "--json", "--state-dir", str(state), env=llm_env(server))
+                    "--drafts", "1", "--no-reuse", "--json", "--state-dir", str(state), "--code-root",
+                    str(code_root), env=llm_env(server))
     assert result.returncode == 0, result.stderr
     summary = result.json()
     assert summary["status"] == "completed" and summary["nodes"] == 3
@@ -52,7 +56,7 @@ def test_agentic_search_on_a_simulated_target(ke, tmp_path: Path) -> None:
     assert all(n.status == "ok" for n in nodes), [(n.status, n.reason) for n in nodes]
     assert all(n.tokens_in > 1000 and n.tokens_out > 100 for n in nodes), "every node carries its token counts"
     assert all(n.operator_meta["reply"] == "tools" for n in nodes)
-    assert {"kb_search", "write_file", "lint"} <= set(nodes[-1].operator_meta["tools_used"])
+    assert {"kb_search", "grep", "write_file", "lint"} <= set(nodes[-1].operator_meta["tools_used"])
 
     prompts = user_prompts(server)
     assert len(prompts) == 3
@@ -66,14 +70,16 @@ def test_agentic_search_on_a_simulated_target(ke, tmp_path: Path) -> None:
     assert state_line and " for " in state_line[0], "knowledge was retrieved for the parent's bottleneck"
     assert "(hardware/mtia/" in expand or "(guidance/" in expand, "excerpts name the documents they come from"
     tools_seen = [t["name"] for t in server.requests[0]["body"]["tools"]]
-    assert tools_seen == ["read_file", "write_file", "replace_in_file", "lint", "kb_search"]
+    assert tools_seen == ["read_file", "write_file", "replace_in_file", "lint", "grep", "kb_search"]
 
     objects = ObjectStore(str(state / "artifacts"))
     prefix = ObjectStore.node_prefix(summary["run_id"], nodes[-1].node_id)
     transcript = json.loads(objects.get_text(prefix + "prompt.json"))
     assert transcript["messages"][0]["content"] == expand
-    lint_reply = [block["content"] for m in transcript["messages"] if m["role"] == "user" and isinstance(
-        m["content"], list) for block in m["content"] if block.get("type") == "tool_result"][-1]
+    tool_replies = [block["content"] for m in transcript["messages"] if m["role"] == "user" and isinstance(
+        m["content"], list) for block in m["content"] if block.get("type") == "tool_result"]
+    assert "ops/swish_notes.py:1" in tool_replies[1] and "BLOCK_SIZE 2048" in tool_replies[1], "grep saw the root"
+    lint_reply = tool_replies[-1]
     assert "static checks passed" in lint_reply and "runs correctly on the CPU interpreter" in lint_reply
     assert "Analysis (operator)" in objects.get_text(prefix + "overview.md")
 

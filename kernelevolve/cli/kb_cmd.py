@@ -85,7 +85,8 @@ def kb_check(kb_dir, no_samples, as_json) -> None:
 @click.option("--grep", "mode", flag_value="grep", help="Exact-string search (context lines).")
 @click.option("--regex", "mode", flag_value="regex", help="Regular-expression search.")
 @click.option("--files", "mode", flag_value="files", help="File-name search.")
-@click.option("--code-root", "code_roots", multiple=True, help="Also search this folder (grep/regex/files).")
+@click.option("--code-root", "code_roots", multiple=True,
+              help="Also search this folder (grep/regex/files); env KE_CODE_ROOTS adds more.")
 @click.option("-k", "k", type=int, default=5, show_default=True)
 @kb_dir_option
 @json_option
@@ -93,12 +94,14 @@ def kb_search(query, target, bottleneck, phase, mode, code_roots, k, kb_dir, as_
     """Deep search: documents for the target/bottleneck/phase ranked against QUERY, with code they name."""
     from kernelevolve.knowledge import search as deep
     from kernelevolve.knowledge.documents import BOTTLENECKS, PHASES, known_targets, load_documents
+    from kernelevolve.knowledge.roots import CodeRootError
+    from kernelevolve.knowledge.roots import code_roots as configured_roots
 
     root = _root(kb_dir)
-    roots = [root, *(Path(r) for r in code_roots)]
-    for r in roots:
-        if not r.is_dir():
-            raise UserError(f"code root {r} is not a directory")
+    try:
+        roots = [root, *configured_roots(code_roots)]
+    except CodeRootError as exc:
+        raise UserError(str(exc)) from None
     if mode in ("grep", "regex"):
         try:
             found = deep.grep(query, roots, regex=mode == "regex")

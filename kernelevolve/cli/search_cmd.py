@@ -26,6 +26,8 @@ OPERATORS = ("offline", "anthropic", "openai")
 @click.option("--operator", "operator_name", default="offline", show_default=True, help="|".join(OPERATORS))
 @click.option("--model", default=None, help="Model name for an LLM operator.")
 @click.option("--max-cost", type=float, default=None, help="Stop the run once its LLM spend reaches this (USD).")
+@click.option("--code-root", "code_root", multiple=True,
+              help="A folder the LLM operator's grep tool also searches (env KE_CODE_ROOTS adds more).")
 @click.option("--executor", default=None, help="local|ray (default: ray when installed; env KE_EXECUTOR).")
 @click.option("--ray-address", default=None, help="Join this Ray cluster instead of starting a local one.")
 @click.option("--resume", "resume_id", default=None, help="Continue a stopped run.")
@@ -36,12 +38,14 @@ OPERATORS = ("offline", "anthropic", "openai")
               help="Per-phase evaluation timeout in seconds.")
 @state_options
 @json_option
-def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, operator_name, model, max_cost, executor,
-               ray_address, resume_id, seed, drafts, no_reuse, timeout_s, state_dir, store_url, as_json) -> None:
+def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, operator_name, model, max_cost, code_root,
+               executor, ray_address, resume_id, seed, drafts, no_reuse, timeout_s, state_dir, store_url,
+               as_json) -> None:
     """Search for a fast, correct Triton kernel for an operator on a target."""
     from evaluators.spec import SpecError, load_spec
     from interpreters.targets import UnknownTarget, get_target
     from kernelevolve.execution import check_executor, default_executor, open_execution
+    from kernelevolve.knowledge.roots import CodeRootError, code_roots
     from kernelevolve.ops import resolve_op
     from kernelevolve.run_setup import new_run
     from kernelevolve.runner import SearchConfig, check_resumable
@@ -49,6 +53,10 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
 
     executor = executor or default_executor()
     _reject_unsupported(concurrency, operator_name, model, max_cost)
+    try:
+        roots = tuple(str(p) for p in code_roots(code_root))
+    except CodeRootError as exc:
+        raise UserError(str(exc)) from None
     check_executor(executor, ray_address)
     if resume_id is None and (op is None or hw is None):
         raise UserError("ke search needs --op and --hw (or --resume RUN)")
@@ -91,7 +99,8 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
                            budget=budget, seed=seed, operator=operator_name, drafts=drafts,
                            timeout_s=timeout_s, time_limit_s=time_limit,
                            simulate=simulate or target.always_simulated, concurrency=concurrency,
-                           executor=executor, reuse=not no_reuse, model=model, max_cost=max_cost)
+                           executor=executor, reuse=not no_reuse, model=model, max_cost=max_cost,
+                           code_roots=roots)
         run = new_run(meta, objects, cfg, spec.path.read_text(encoding="utf-8"), reuse=not no_reuse)
     final = _drive(run, meta, objects, execution, concurrency)
     best = meta.best_nodes(final.run_id, 1)

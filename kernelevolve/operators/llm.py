@@ -72,10 +72,11 @@ class LLMOperator:
     supports_crossover = True
 
     def __init__(self, backend: ChatBackend, kb_root: Path, max_steps: int = 8, knowledge_k: int = 4,
-                 spec_path: str | None = None) -> None:
+                 spec_path: str | None = None, code_roots: list[Path] | None = None) -> None:
         self.backend, self.kb_root, self.max_steps, self.knowledge_k = backend, kb_root, max_steps, knowledge_k
         self.name = backend.name
         self.spec_path = spec_path
+        self.code_roots = list(code_roots or [])
         self._interpreter: Any = None
         self._interpreter_lock = threading.Lock()
         self._docs: list[Document] | None = None
@@ -115,7 +116,7 @@ class LLMOperator:
             context.op, context.target, context.spec_source, context.parent_source, phase, memory, knowledge,
             second_parent_source=context.second_parent_source)})
         workspace = Workspace(context.spec_source, context.parent_source, self.kb_root, context.target,
-                              context.vendor, self.interpret, self.docs)
+                              context.vendor, self.interpret, self.docs, self.code_roots)
         tokens_in = tokens_out = 0
         final_text = ""
         for _ in range(self.max_steps):

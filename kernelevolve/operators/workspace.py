@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.knowledge.documents import Document
+from kernelevolve.knowledge.search import REPO_ROOT
 
 CANDIDATE = "candidate.py"
 _FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
@@ -33,6 +34,10 @@ TOOLS: list[dict[str, Any]] = [
                       "required": ["path", "old", "new"]}},
     {"name": "lint", "description": "Static anti-cheat checks and a compile of candidate.py; returns problems.",
      "input_schema": {"type": "object", "properties": {}}},
+    {"name": "grep", "description": "Exact-string (or, with regex true, regular-expression) search over the knowledge "
+     "base and the configured code roots; returns matching lines with context. Read a hit with read_file.",
+     "input_schema": {"type": "object", "properties": {"pattern": {"type": "string"}, "regex": {"type": "boolean"}},
+                      "required": ["pattern"]}},
     {"name": "kb_search", "description": "Search the knowledge base; optional bottleneck (memory, compute, "
      "latency, occupancy, registers, launch, numerics, correctness, compile) and phase (draft, debug, optimize).",
      "input_schema": {"type": "object", "properties": {"query": {"type": "string"},
@@ -64,8 +69,9 @@ def lint(source: str) -> str:
 class Workspace:
     def __init__(self, spec_source: str, parent_source: str | None, kb_root: Path, target: str | None,
                  vendor: str | None, interpret: Callable[[str], str] | None = None,
-                 docs: list[Document] | None = None) -> None:
+                 docs: list[Document] | None = None, code_roots: list[Path] | None = None) -> None:
         self.interpret = interpret
+        self.code_roots = list(code_roots or [])
         self.docs = docs
         self.files = {"spec.py": spec_source}
         if parent_source is not None:
@@ -93,10 +99,12 @@ class Workspace:
     def _tool_read_file(self, path: str) -> str:
         if path in self.files:
             return self.files[path]
-        doc = (self.kb_root / path).resolve()
-        if self.kb_root.resolve() in doc.parents and doc.is_file():
-            return doc.read_text(encoding="utf-8")
-        return f"error: no file {path!r} (readable: {', '.join(sorted(self.files))}, or a knowledge-base path)"
+        for root in [self.kb_root, *self.code_roots, REPO_ROOT]:
+            doc = (root / path).resolve()
+            if root.resolve() in doc.parents and doc.is_file():
+                return doc.read_text(encoding="utf-8", errors="replace")
+        return (f"error: no file {path!r} (readable: {', '.join(sorted(self.files))}, a knowledge-base path, "
+                "or a path grep returned)")
 
     def _tool_write_file(self, path: str, content: str) -> str:
         if path != CANDIDATE:
@@ -122,6 +130,15 @@ class Workspace:
         if report.startswith("ok") and self.interpret is not None:
             report += "\n" + self.interpret(current)
         return report
+
+    def _tool_grep(self, pattern: str, regex: bool = False) -> str:
+        from kernelevolve.knowledge.search import grep
+
+        try:
+            found = grep(pattern, [self.kb_root, *self.code_roots], regex=bool(regex), limit=20)
+        except re.error as exc:
+            return f"error: bad regular expression: {exc}"
+        return "\n\n".join(f"{m.path}:{m.line}\n{m.text}" for m in found) or "no matches"
 
     def _tool_kb_search(self, query: str, bottleneck: str | None = None, phase: str | None = None) -> str:
         from kernelevolve.knowledge.documents import BOTTLENECKS, PHASES, load_documents
