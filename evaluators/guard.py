@@ -39,6 +39,11 @@ ALLOWED_OPS = frozenset(
 INTERPRETER_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "set_",
                              "copy_", "alias", "view", "as_strided", "detach", "_to_copy", "lift_fresh"})
 ALLOWED_OPS = ALLOWED_OPS | {"full", "full_like", "new_full", "fill_"}
+# A forward may read a few scalars back to the host (``.item()``): an output whose size depends on the data
+# (a jagged op's total length, computed by the candidate's own kernel) must be sized before it is allocated.
+# The cap keeps the host from doing the op's work a scalar at a time.
+HOST_READ = "_local_scalar_dense"
+MAX_HOST_READS = 8
 INT_POISON = -1234567
 
 
@@ -185,7 +190,9 @@ class ForwardGuard(TorchDispatchMode):
         return out
 
     def disallowed_ops(self) -> list[str]:
-        outside = {name for name in self.ops if name not in ALLOWED_OPS}
+        outside = {name for name in self.ops if name not in ALLOWED_OPS and name != HOST_READ}
+        if self.ops[HOST_READ] > MAX_HOST_READS:
+            outside.add(f"{HOST_READ} (read {self.ops[HOST_READ]} scalars to the host; at most {MAX_HOST_READS})")
         return sorted(outside | set(self.launch_ops))
 
 

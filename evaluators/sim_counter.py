@@ -100,6 +100,7 @@ class _Recorder:
         self.current: LaunchCounts | None = None
         self.program: ProgramCounts | None = None
         self.sample: set[int] = set()
+        self.limit: int | None = MAX_SAMPLED_PROGRAMS
         self.index = 0
         self.starts: list[int] = []
         self.ends: list[int] = []
@@ -113,9 +114,10 @@ def _current() -> _Recorder | None:
     return _recorder
 
 
-def sample_indices(programs: int, limit: int = MAX_SAMPLED_PROGRAMS) -> set[int]:
-    """First, last and evenly spaced programs: boundary programs (partial masks) are always included."""
-    if programs <= limit:
+def sample_indices(programs: int, limit: int | None = MAX_SAMPLED_PROGRAMS) -> set[int]:
+    """First, last and evenly spaced programs: boundary programs (partial masks) are always included.
+    ``limit`` None interprets every program."""
+    if limit is None or programs <= limit:
         return set(range(programs))
     return {int(round(i * (programs - 1) / (limit - 1))) for i in range(limit)}
 
@@ -273,7 +275,7 @@ def install() -> None:
             num_warps=int(kwargs.get("num_warps", 4) or 4), num_stages=int(kwargs.get("num_stages", 2) or 2),
             knobs=knobs, buffer_bytes=[float(e - s) for s, e in spans],
         )
-        rec.sample, rec.index = sample_indices(programs), 0
+        rec.sample, rec.index = sample_indices(programs, rec.limit), 0
         try:
             return original_call(self, *args_dev, **kwargs)
         finally:
@@ -287,10 +289,14 @@ def install() -> None:
 class counting:  # noqa: N801 - used as a context manager: ``with counting() as launches``
     """Collect ``LaunchCounts`` for every Triton launch made inside the block."""
 
+    def __init__(self, limit: int | None = MAX_SAMPLED_PROGRAMS) -> None:
+        self.limit = limit
+
     def __enter__(self) -> list[LaunchCounts]:
         global _recorder
         install()
         _recorder = _Recorder()
+        _recorder.limit = self.limit
         return _recorder.launches
 
     def __exit__(self, *exc: object) -> None:

@@ -17,7 +17,7 @@ from evaluators.correctness import make_inputs
 from evaluators.cost_model import Hardware, eager_estimate, estimate
 from evaluators.guard import op_name
 from evaluators.roofline import DTYPE_KEYS
-from evaluators.sim_counter import counting
+from evaluators.sim_counter import MAX_SAMPLED_PROGRAMS, counting
 from evaluators.spec import OperatorSpec
 
 SIM_SEED = 0
@@ -62,13 +62,23 @@ def _matrix_flops(name: str, args: tuple, out: Any) -> float:
 
 
 def eager_model_ms(spec: OperatorSpec, case: str, hw: Hardware) -> float:
-    """Eager reference on meta tensors: every op costed as its own launch streaming its tensors."""
-    torch.manual_seed(SIM_SEED)
-    inputs = spec.cases("prod", "meta")[case]
-    reference = spec.reference_cls(*spec.init_args()).to("meta").eval()
+    """Eager reference on meta tensors: every op costed as its own launch streaming its tensors.
+
+    A reference whose shapes depend on its data (boolean masks, ``repeat_interleave`` without a size)
+    cannot run on meta tensors; it runs for real on the CPU instead, costed the same way."""
     coster = _OpCoster()
-    with torch.no_grad(), coster:
-        reference(*inputs)
+    for device in ("meta", "cpu"):
+        torch.manual_seed(SIM_SEED)
+        inputs = spec.cases("prod", device)[case]
+        reference = spec.reference_cls(*spec.init_args()).to(device).eval()
+        coster = _OpCoster()
+        try:
+            with torch.no_grad(), coster:
+                reference(*inputs)
+            break
+        except (NotImplementedError, RuntimeError):
+            if device == "cpu":
+                raise
     return eager_estimate(coster.ops, hw)
 
 
@@ -79,7 +89,8 @@ def simulate(spec: OperatorSpec, candidate_path: str, hardware: dict[str, Any]) 
     _, candidate = build_pair(spec, cls, SIM_SEED, "cpu")
     cases: dict[str, Any] = {}
     for name, inputs in make_inputs(spec, "prod", "cpu", SIM_SEED).items():
-        with torch.no_grad(), counting() as launches:
+        limit = None if spec.simulate_all_programs else MAX_SAMPLED_PROGRAMS
+        with torch.no_grad(), counting(limit) as launches:
             candidate(*inputs)
         model = estimate(launches, hw)
         cases[name] = {"candidate_ms": model["time_ms"], "eager_ms": eager_model_ms(spec, name, hw),

@@ -39,6 +39,10 @@ class OperatorSpec:
     get_test_inputs: Callable[..., Any] | None
     get_init_inputs: Callable[[], Any] | None
     tolerances: dict[torch.dtype, tuple[float, float]] = field(default_factory=dict)
+    # Data-dependent ops (a candidate reads a total back to size its outputs) cannot be simulated from a
+    # sample of each grid: programs left out write nothing, so the total would be garbage. Such a spec sets
+    # SIMULATE_ALL_PROGRAMS = True and the simulator interprets every program (slower, exact).
+    simulate_all_programs: bool = False
 
     def init_args(self) -> list[Any]:
         return list(self.get_init_inputs()) if self.get_init_inputs else []
@@ -89,6 +93,7 @@ def load_spec(path: str | Path) -> OperatorSpec:
         get_test_inputs=_optional_callable(module, "get_test_inputs"),
         get_init_inputs=_optional_callable(module, "get_init_inputs"),
         tolerances=dict(tolerances),
+        simulate_all_programs=bool(getattr(module, "SIMULATE_ALL_PROGRAMS", False)),
     )
 
 
