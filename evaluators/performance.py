@@ -8,13 +8,19 @@ import torch
 
 from evaluators.baselines import BaselineCache, cache_key
 from evaluators.candidate import build_pair, load_candidate_class
-from evaluators.correctness import make_inputs
+from evaluators.correctness import compare, flatten_outputs, make_inputs
 from evaluators.profiling import kernel_breakdown, ncu_available, ncu_metrics
 from evaluators.roofline import Peaks, analyse, compute_dtype
 from evaluators.spec import OperatorSpec
 from evaluators.timing import gpu_state, interleaved_timings
 
 TIMING_SEED = 0
+
+
+def _agrees(spec: OperatorSpec, baseline: Any, reference: torch.nn.Module, inputs: tuple) -> bool:
+    with torch.no_grad():
+        got, want = flatten_outputs(baseline(*inputs)), flatten_outputs(reference(*inputs))
+    return compare([g.contiguous() for g in got], want, spec)[0]
 
 
 def measure(spec: OperatorSpec, candidate_path: str, device: str, compile_baseline: bool = True,
@@ -30,6 +36,7 @@ def measure(spec: OperatorSpec, candidate_path: str, device: str, compile_baseli
     cls = load_candidate_class(candidate_path)
     reference, candidate = build_pair(spec, cls, TIMING_SEED, device)
     compiled = None
+    extras = spec.extra_baselines(reference) if spec.extra_baselines else {}
     cache, state = BaselineCache(baseline_dir), gpu_state()
     versions = {k: state.get(k, "") for k in ("torch", "triton", "driver_version")}
     cases: dict[str, Any] = {}
@@ -40,14 +47,20 @@ def measure(spec: OperatorSpec, candidate_path: str, device: str, compile_baseli
             "candidate": lambda m=candidate, a=inputs: m(*a),
             "eager": lambda m=reference, a=inputs: m(*a),
         }
+        for label, fn in extras.items():
+            if _agrees(spec, fn, reference, inputs):  # a wrong baseline would make every ratio a lie
+                fns[f"baseline:{label}"] = lambda f=fn, a=inputs: f(*a)
         if compile_baseline and cached is None:
             if compiled is None:  # not `compiled or ...`: truth-testing a compiled module calls its __len__
                 compiled = torch.compile(reference)
             fns["compile"] = lambda m=compiled, a=inputs: m(*a)
         with torch.no_grad():
             timings = interleaved_timings(fns)
-        row: dict[str, Any] = {}
+        row: dict[str, Any] = {"baselines_ms": {}}
         for label, t in timings.items():
+            if label.startswith("baseline:"):
+                row["baselines_ms"][label.removeprefix("baseline:")] = t.median_ms
+                continue
             row[f"{label}_ms"], row[f"{label}_iqr_ms"], row[f"{label}_reps"] = t.median_ms, t.iqr_ms, t.reps
         if cached is not None:
             row["compile_ms"] = row["eager_ms"] * cached["compile_over_eager"]

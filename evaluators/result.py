@@ -18,6 +18,8 @@ class CaseResult:
     latency_iqr_ms: float | None = None
     eager_ms: float | None = None
     compile_ms: float | None = None
+    # the spec's other baselines by name (e.g. conv1d's conv2d channels-last trick), timed interleaved too
+    baselines_ms: dict[str, float] = field(default_factory=dict)
     floor_ms: float | None = None
     fraction_of_floor: float | None = None
     bottleneck: str | None = None

@@ -43,6 +43,9 @@ class OperatorSpec:
     # sample of each grid: programs left out write nothing, so the total would be garbage. Such a spec sets
     # SIMULATE_ALL_PROGRAMS = True and the simulator interprets every program (slower, exact).
     simulate_all_programs: bool = False
+    # optional ``extra_baselines(reference) -> {name: callable(*inputs)}``: other PyTorch ways to compute
+    # the op that a user would compare against, timed interleaved with the candidate and the reference
+    extra_baselines: Callable[[torch.nn.Module], dict[str, Callable[..., Any]]] | None = None
 
     def init_args(self) -> list[Any]:
         return list(self.get_init_inputs()) if self.get_init_inputs else []
@@ -94,6 +97,7 @@ def load_spec(path: str | Path) -> OperatorSpec:
         get_init_inputs=_optional_callable(module, "get_init_inputs"),
         tolerances=dict(tolerances),
         simulate_all_programs=bool(getattr(module, "SIMULATE_ALL_PROGRAMS", False)),
+        extra_baselines=_optional_callable(module, "extra_baselines"),
     )
 
 

@@ -150,6 +150,7 @@ def _apply_timings(result: EvaluationResult, perf: dict[str, Any]) -> None:
         case = by_name.setdefault(name, CaseResult(name=name))
         case.latency_ms, case.latency_iqr_ms = row["candidate_ms"], row["candidate_iqr_ms"]
         case.eager_ms, case.compile_ms = row.get("eager_ms"), row.get("compile_ms")
+        case.baselines_ms = dict(row.get("baselines_ms") or {})
         roof = row.get("roofline") or {}
         case.floor_ms, case.fraction_of_floor = roof.get("floor_ms"), roof.get("fraction_of_floor")
         case.bottleneck = roof.get("bottleneck")

@@ -43,3 +43,19 @@ def test_compute_bound_matmul_uses_the_dtype_rate() -> None:
 def test_tiny_kernels_are_latency_bound() -> None:
     out = analyse(flops=1e3, nbytes=4096, dtype="fp32", measured_ms=0.006, peaks=H100)
     assert out["bottleneck"] == "latency" and out["floor_ms"] == pytest.approx(0.004)
+
+
+def test_spec_extra_baselines_are_checked_against_the_reference() -> None:
+    """conv1d's conv2d channels-last baseline computes the op; a baseline that does not is never timed."""
+    from evaluators.performance import _agrees
+    from evaluators.spec import load_spec
+    from kernelevolve.ops import resolve_op
+
+    spec = load_spec(resolve_op("conv1d"))
+    reference = spec.reference_cls()
+    baselines = spec.extra_baselines(reference)
+    assert set(baselines) == {"conv2d_channels_last"}
+    for case in spec.cases("test").values():
+        assert _agrees(spec, baselines["conv2d_channels_last"], reference, case)
+        assert not _agrees(spec, lambda x: reference(x) + 0.1, reference, case)
+    assert load_spec(resolve_op("swish")).extra_baselines is None

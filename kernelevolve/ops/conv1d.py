@@ -27,6 +27,24 @@ class PytorchModel(nn.Module):
         return F.conv1d(x, w, b, padding=PADDING)
 
 
+def extra_baselines(reference: PytorchModel) -> dict:
+    """The paper's second baseline: conv1d as a conv2d over [B, C, 1, L] in channels-last (NHWC) memory
+    format, which steers cuDNN to its NHWC kernels. The input's layout change is part of the timed call
+    (the op receives NCL input), the weight's is done once, as a deployment would."""
+    prepared: dict[torch.dtype, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def conv2d_channels_last(x: torch.Tensor) -> torch.Tensor:
+        if x.dtype not in prepared:
+            w = reference.conv.weight.detach().to(x.dtype).unsqueeze(2)
+            prepared[x.dtype] = (w.contiguous(memory_format=torch.channels_last),
+                                 reference.conv.bias.detach().to(x.dtype))
+        w, b = prepared[x.dtype]
+        x4 = x.unsqueeze(2).contiguous(memory_format=torch.channels_last)
+        return F.conv2d(x4, w, b, padding=(0, PADDING)).squeeze(2)
+
+    return {"conv2d_channels_last": conv2d_channels_last}
+
+
 def get_init_inputs() -> list:
     return []
 
