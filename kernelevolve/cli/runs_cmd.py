@@ -100,18 +100,46 @@ def render_tree(nodes: list[Node], best_id: int | None) -> list[str]:
 @state_options
 @json_option
 def best_cmd(run_id, out, state_dir, store_url, as_json) -> None:
-    """Write a run's best kernel to a file."""
+    """Write a run's best kernel to a file, with shape-aware dispatch to PyTorch where it lost."""
+    import tempfile
+
+    from kernelevolve.export import export
+
     _, meta, objects = open_state(state_dir, store_url, create=False)
     run = meta.get_run(resolve_run(meta, run_id))
     best = meta.best_nodes(run.run_id, 1)
     if not best:
         raise UserError(f"run {run.run_id} has no correct kernel")
-    source = objects.get_text(best[0].path_ref)
-    try:
-        Path(out).write_text(source, encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+    node = best[0]
+    source = objects.get_text(node.path_ref)
+    final_ref = f"runs/{run.run_id}/final.json"
+    final = objects.get_json(final_ref) if objects.exists(final_ref) else None
+    if not (final and final.get("node_id") == node.node_id and final.get("status") == "ok"):
+        final = objects.get_json(objects.node_prefix(run.run_id, node.node_id) + "evaluation.json")
+    out_path = Path(out)
+    if not out_path.parent.is_dir():
+        raise UserError(f"cannot write {out}: folder {out_path.parent} does not exist")
+    with tempfile.TemporaryDirectory(prefix="ke-best-") as tmp:
+        spec_path = Path(tmp) / f"{run.op}.py"  # the exact spec the run used, as stored with it
+        spec_path.write_text(objects.get_text(f"specs/{run.spec_hash}.py"), encoding="utf-8")
+        try:
+            plan = export(out_path, source, spec_path, final, run.run_id, node.node_id, run.op, run.hw)
+        except OSError as exc:
+            raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+    payload = {"run_id": run.run_id, "node_id": node.node_id, "fitness": node.fitness, "out": out,
+               "files": plan.files, "timings_from": plan.timings_from,
+               "kernel_cases": [{"case": c, "speedup_vs_eager": s} for c, s in plan.won],
+               "fallback_cases": [{"case": c, "speedup_vs_eager": s} for c, s in plan.lost]}
     if as_json:
-        emit_json({"run_id": run.run_id, "node_id": best[0].node_id, "fitness": best[0].fitness, "out": out})
+        emit_json(payload)
+        return
+    click.echo(f"wrote node {node.node_id} of run {run.run_id} (fitness {node.fitness:.3f}) to {out}")
+    if plan.untimed:
+        click.echo("  no per-case timings (untimed target): the kernel is used for every shape")
+    elif plan.lost:
+        click.echo("  shape-aware dispatch: PyTorch is used where the kernel was not faster than eager:")
+        for case, speedup in plan.lost:
+            click.echo(f"    {case}: {speedup:.2f}x vs eager -> falls back to PyTorch")
+        click.echo(f"  kernel and reference written next to it: {', '.join(plan.files[1:])}")
     else:
-        click.echo(f"wrote node {best[0].node_id} of run {run.run_id} (fitness {best[0].fitness:.3f}) to {out}")
+        click.echo(f"  the kernel won every measured case ({plan.timings_from}): no fallback needed")
