@@ -60,13 +60,15 @@ def run_op(op: str, hw: str, budget: int, strategy: str, out: Path, state: Path)
         return record
     summary = json.loads(search.stdout)
     record["search"] = summary
-    if not summary.get("best"):
-        record["error"] = "no correct kernel within the budget"
-        return record
     show = ke("show", summary["run_id"], "--json", "--state-dir", str(state))
     nodes = json.loads(show.stdout)["nodes"] if show.stdout.strip() else []
     record["nodes"] = [{k: n.get(k) for k in ("node_id", "parent_id", "status", "reason", "fitness",
                                               "speedup_vs_eager", "speedup_vs_compile")} for n in nodes]
+    if not summary.get("best"):
+        reasons = "; ".join(f"node {n['node_id']}: {n['status']}: {(n.get('reason') or '')[:200]}"
+                            for n in record["nodes"])
+        record["error"] = f"no correct kernel within the budget ({reasons})"
+        return record
     export = out / f"best_{op}.py"
     best_args = ["best", summary["run_id"], "--out", str(export), "--json", "--state-dir", str(state)]
     best = ke(*best_args)
@@ -99,7 +101,9 @@ def rows(record: dict[str, Any]) -> list[dict[str, Any]]:
             "speedup_vs_extra": next(iter(extra.values())) / best if best and extra else None,
             "floor_ms": case.get("floor_ms"), "fraction_of_floor": case.get("fraction_of_floor"),
             "bottleneck": case.get("bottleneck"), "paper_speedup": PAPER.get(record["op"]),
-            "deployed": "pytorch (fallback)" if case["name"] in fallback else "kernel",
+            "deployed": ("pytorch (fallback)" if (case["name"] in fallback if record.get("export") else
+                                                  bool(best and eager and eager <= best)) else "kernel"),
+            "kernel": record.get("label", "search winner"),
             "budget": record["budget"], "run_id": (record.get("search") or {}).get("run_id"), "command": command,
         })
     if not out:
@@ -117,16 +121,18 @@ def markdown(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
              f"torch {meta.get('torch')}, triton {meta.get('triton')}. Budget {meta.get('budget')} nodes per op, "
              "offline operator, greedy. Times are medians of interleaved CUDA-event samples (L2 flushed) from a "
              "fresh `ke eval` of the winner; floor = minimal bytes / rated bandwidth (or FLOPs / peak).", "",
-             "| op | case | eager ms | compile ms | extra baseline ms | best ms (IQR) | vs eager | vs compile | "
-             "floor ms | of floor | deployed | paper |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| op | kernel | case | eager ms | compile ms | extra baseline ms | best ms (IQR) | vs eager | "
+             "vs compile | floor ms | of floor | deployed | paper |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in table:
         if r.get("error"):
-            lines.append(f"| {r['op']} | - | - | - | - | failed: {r['error']} | - | - | - | - | - | "
+            lines.append(f"| {r['op']} | - | - | - | - | - | failed: {r['error']} | - | - | - | - | - | "
                          f"{r['paper_speedup']} |")
             continue
         extra = f"{f(r['extra_baseline_ms'])} ({r['extra_baseline']})" if r.get("extra_baseline") else "-"
         lines.append(
-            f"| {r['op']} | {r['case']} | {f(r['eager_ms'])} | {f(r['compile_ms'])} | {extra} | "
+            f"| {r['op']} | {r.get('kernel', 'search winner')} | {r['case']} | {f(r['eager_ms'])} | "
+            f"{f(r['compile_ms'])} | {extra} | "
             f"{f(r['best_ms'])} ({f(r['best_iqr_ms'])}) | {f(r['speedup_vs_eager'], 2)}x | "
             f"{f(r['speedup_vs_compile'], 2)}x | {f(r['floor_ms'])} | {f(r['fraction_of_floor'], 2)} | "
             f"{r['deployed']} | {r['paper_speedup']} |")
@@ -144,7 +150,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.merge:
         records = [json.loads(p.read_text()) for d in args.merge for p in sorted(d.glob("*.json"))
-                   if not p.name.startswith("meta")]
+                   if not p.name.startswith(("meta", "eval_"))]
         metas = [json.loads((d / "meta.json").read_text()) for d in args.merge if (d / "meta.json").exists()]
         table = [r for rec in sorted(records, key=lambda r: OPS.index(r["op"]) if r["op"] in OPS else 99)
                  for r in rows(rec)]
