@@ -1,0 +1,233 @@
+"""Device helpers (``@triton.jit`` sources) that lowered candidates include when their bodies use them.
+
+Core Triton has exp, exp2, log, log2, sin, cos, sqrt, rsqrt, erf, floor, ceil and fma, but no libdevice
+under the CPU interpreter, so the remaining functions are built from those with explicit accuracy
+arguments. All compute in fp32. ``_rtne_bf16`` exists because Triton's CPU interpreter truncates
+fp32 -> bf16 casts while GPUs (and ATen) round to nearest even: rounding the bits first makes the
+final cast exact on both.
+"""
+
+from __future__ import annotations
+
+import re
+
+HELPERS: dict[str, str] = {}
+
+
+def _helper(name: str, source: str) -> None:
+    HELPERS[name] = source.strip("\n") + "\n"
+
+
+_helper("_rtne_bf16", '''
+@triton.jit
+def _rtne_bf16(v):
+    # fp32 -> nearest bf16 (ties to even), returned as fp32 whose low 16 bits are zero, so the final
+    # .to(tl.bfloat16) is exact on any backend. NaN stays NaN; values past the bf16 range become inf.
+    v = v.to(tl.float32)
+    bits = v.to(tl.uint32, bitcast=True)
+    bits = bits + 0x7FFF + ((bits >> 16) & 1)
+    r = (bits & 0xFFFF0000).to(tl.float32, bitcast=True)
+    return tl.where(v != v, v, r)
+''')
+
+_helper("_expm1", '''
+@triton.jit
+def _expm1(x):
+    # |x| < 0.5: Taylor series to x^9 (truncation below 3e-10 relative), no cancellation;
+    # elsewhere |expm1(x)| > 0.39, so exp(x) - 1 loses nothing.
+    p = x * 2.755731922398589e-06 + 2.48015873015873e-05
+    p = p * x + 1.984126984126984e-04
+    p = p * x + 1.388888888888889e-03
+    p = p * x + 8.333333333333333e-03
+    p = p * x + 4.1666666666666664e-02
+    p = p * x + 0.16666666666666666
+    p = p * x + 0.5
+    p = p * x + 1.0
+    return tl.where(tl.abs(x) < 0.5, p * x, tl.exp(x) - 1.0)
+''')
+
+_helper("_log1p", '''
+@triton.jit
+def _log1p(x):
+    # log1p(x) = 2 atanh(s), s = x / (2 + x). For -0.4 < x < 0.6, |s| <= 0.25 and the odd series to
+    # s^13 is exact to 1e-9 relative; elsewhere 1 + x is far enough from 1 for log() to be accurate.
+    s = x / (2.0 + x)
+    s2 = s * s
+    p = s2 * 0.07692307692307693 + 0.09090909090909091
+    p = p * s2 + 0.1111111111111111
+    p = p * s2 + 0.14285714285714285
+    p = p * s2 + 0.2
+    p = p * s2 + 0.3333333333333333
+    p = p * s2 + 1.0
+    small = (x > -0.4) & (x < 0.6)
+    return tl.where(small, 2.0 * s * p, tl.log(1.0 + x))
+''')
+
+_helper("_tanh", '''
+@triton.jit
+def _tanh(x):
+    # tanh|x| = -expm1(-2|x|) / (2 + expm1(-2|x|)): accurate near 0, saturates to 1 without inf/inf.
+    e = _expm1(-2.0 * tl.abs(x))
+    t = -e / (2.0 + e)
+    return tl.where(x < 0, -t, t)
+''')
+
+_helper("_atan", '''
+@triton.jit
+def _atan(x):
+    # Range reduction to |z| <= tan(pi/8) around 0, pi/4 or pi/2, then an odd degree-9 polynomial
+    # (Cephes atanf coefficients); about 1e-7 relative over the whole line, inf -> +-pi/2.
+    a = tl.abs(x)
+    big = a > 2.414213562373095
+    mid = a > 0.41421356237309503
+    z = tl.where(big, -1.0 / a, tl.where(mid, (a - 1.0) / (a + 1.0), a))
+    base = tl.where(big, 1.5707963267948966, tl.where(mid, 0.7853981633974483, 0.0))
+    z2 = z * z
+    p = ((8.05374449538e-2 * z2 - 1.38776856032e-1) * z2 + 1.99777106478e-1) * z2 - 3.33329491539e-1
+    r = base + (p * z2 * z + z)
+    return tl.where(x < 0, -r, r)
+''')
+
+_helper("_atan2", '''
+@triton.jit
+def _atan2(y, x):
+    # atan(min/max) in [0, pi/4], then reflected into the right octant and quadrant; NaN in, NaN out.
+    ax = tl.abs(x)
+    ay = tl.abs(y)
+    hi = tl.maximum(ax, ay)
+    lo = tl.minimum(ax, ay)
+    r = _atan(tl.where(hi == 0.0, 0.0, lo / tl.where(hi == 0.0, 1.0, hi)))
+    r = tl.where(ay > ax, 1.5707963267948966 - r, r)
+    r = tl.where(x < 0, 3.141592653589793 - r, r)
+    r = tl.where(y < 0, -r, r)
+    return tl.where((x != x) | (y != y), x + y, r)
+''')
+
+_helper("_asin", '''
+@triton.jit
+def _asin(x):
+    # asin x = atan2(x, sqrt((1 - x)(1 + x))); the factored form keeps 1 - x^2 exact near |x| = 1.
+    return _atan2(x, tl.sqrt((1.0 - x) * (1.0 + x)))
+''')
+
+_helper("_acos", '''
+@triton.jit
+def _acos(x):
+    return _atan2(tl.sqrt((1.0 - x) * (1.0 + x)), x)
+''')
+
+_helper("_asinh", '''
+@triton.jit
+def _asinh(x):
+    # asinh|x| = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); past 1e18, x^2 would overflow: log(2|x|).
+    a = tl.abs(x)
+    r = _log1p(a + a * a / (1.0 + tl.sqrt(1.0 + a * a)))
+    r = tl.where(a > 1e18, tl.log(a) + 0.6931471805599453, r)
+    return tl.where(x < 0, -r, r)
+''')
+
+_helper("_atanh", '''
+@triton.jit
+def _atanh(x):
+    return 0.5 * _log1p(2.0 * x / (1.0 - x))
+''')
+
+_helper("_erfinv", '''
+@triton.jit
+def _erfinv(x):
+    # Winitzki's closed form (about 2e-3 relative) refined by two Newton steps on erf(y) = x, each
+    # squaring the error; exact +-inf at +-1 and NaN outside [-1, 1], like ATen.
+    w = tl.log((1.0 - x) * (1.0 + x))
+    u = 4.330746750799873 + 0.5 * w
+    y = tl.sqrt(tl.sqrt(u * u - w * 6.802721088435374) - u)
+    y = tl.where(x < 0, -y, y)
+    for _ in tl.static_range(2):
+        y = y - (tl.erf(y) - x) / (1.1283791670955126 * tl.exp(-y * y))
+    y = tl.where(tl.abs(x) == 1.0, x * float("inf"), y)
+    return tl.where(tl.abs(x) > 1.0, float("nan"), y)
+''')
+
+_helper("_trunc", '''
+@triton.jit
+def _trunc(x):
+    return tl.where(x < 0, tl.ceil(x), tl.floor(x))
+''')
+
+_helper("_round_half_even", '''
+@triton.jit
+def _round_half_even(x):
+    # floor, then the exact fraction x - floor(x) decides; a tie goes to the even neighbour
+    # (ATen's nearbyint). Integral values (|x| >= 2^23 included) come back unchanged.
+    f = tl.floor(x)
+    d = x - f
+    r = tl.where(d > 0.5, f + 1.0, f)
+    odd = (f - 2.0 * tl.floor(0.5 * f)) != 0.0
+    return tl.where((d == 0.5) & odd, f + 1.0, r)
+''')
+
+_helper("_floor_divide", '''
+@triton.jit
+def _floor_divide(a, b, IS_FP: tl.constexpr):
+    if IS_FP:
+        # ATen's div_floor_floating: the quotient of the exact remainder, floored, then nudged.
+        mod = a % b
+        div = tl.div_rn(a - mod, b)
+        div = tl.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1.0, div)
+        fl = tl.floor(div)
+        fl = tl.where(div - fl > 0.5, fl + 1.0, fl)
+        zero = tl.where((a / b) < 0, -0.0, 0.0)
+        r = tl.where(div != 0, fl, zero)
+        return tl.where(b == 0, a / b, r)
+    else:
+        q = a // b  # truncates toward zero, like C
+        return tl.where(((a % b) != 0) & ((a < 0) != (b < 0)), q - 1, q)
+''')
+
+_helper("_div_trunc", '''
+@triton.jit
+def _div_trunc(a, b, IS_FP: tl.constexpr, OUT_FP16: tl.constexpr, OUT_BF16: tl.constexpr):
+    if IS_FP:
+        # IEEE division (not the approximate one) so an exact integral quotient is not truncated down;
+        # ATen rounds a half-precision quotient to its storage type before truncating, so do we.
+        q = tl.div_rn(a, b)
+        if OUT_FP16:
+            q = q.to(tl.float16).to(tl.float32)
+        if OUT_BF16:
+            q = _rtne_bf16(q)
+        return _trunc(q)
+    else:
+        return a // b  # C division truncates toward zero
+''')
+
+_helper("_remainder", '''
+@triton.jit
+def _remainder(a, b):
+    # Python-style modulo (sign of the divisor) from the C-style one, as ATen computes it.
+    mod = a % b
+    return tl.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
+''')
+
+_helper("_mul_combine", '''
+@triton.jit
+def _mul_combine(a, b):
+    return a * b
+''')
+
+_CALL = re.compile(r"\b(_[a-z0-9_]+)\b")
+
+
+def helpers_for(code: str) -> str:
+    """Sources of the helpers ``code`` calls, dependencies first, each once."""
+    ordered: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in ordered or name not in HELPERS:
+            return
+        for dep in _CALL.findall(HELPERS[name]):
+            if dep != name:
+                visit(dep)
+        ordered.append(name)
+
+    for name in _CALL.findall(code):
+        visit(name)
+    return "\n\n".join(HELPERS[n] for n in ordered)
