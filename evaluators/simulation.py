@@ -66,7 +66,6 @@ def eager_model_ms(spec: OperatorSpec, case: str, hw: Hardware) -> float:
 
     A reference whose shapes depend on its data (boolean masks, ``repeat_interleave`` without a size)
     cannot run on meta tensors; it runs for real on the CPU instead, costed the same way."""
-    coster = _OpCoster()
     for device in ("meta", "cpu"):
         torch.manual_seed(SIM_SEED)
         inputs = spec.cases("prod", device)[case]

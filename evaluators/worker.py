@@ -38,6 +38,7 @@ def main() -> None:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     import torch  # preload before forking: the point of this process
+    import torch._dynamo  # noqa: F401 - the guard's first TorchDispatchMode imports it (~3 s) in every child
     import triton  # noqa: F401
 
     # References and baselines run in IEEE fp32, the precision candidates are checked against: cuDNN's

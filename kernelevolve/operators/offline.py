@@ -49,11 +49,12 @@ class OfflineOperator:
                                  context.seen_hashes)
             if proposal is not None:
                 proposal.meta["second_parent_id"] = context.second_parent.node_id
-        if proposal is None and context.rng.random() < STRUCTURAL_RATE:
+        structural_first = context.rng.random() < STRUCTURAL_RATE
+        if proposal is None and structural_first:
             proposal = restructure(context.parent_source, context.rng, context.seen_hashes)
         if proposal is None:
             proposal = self._mutate(context.parent_source, context.rng, context.seen_hashes)
-        if proposal is None:
+        if proposal is None and not structural_first:  # (when it went first, it already found nothing)
             proposal = restructure(context.parent_source, context.rng, context.seen_hashes)
         if proposal is None:  # the parent's neighbourhood is exhausted: draft instead
             return [self._draft(context)]

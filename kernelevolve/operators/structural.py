@@ -40,14 +40,13 @@ def structural_variants(source: str) -> list[Variant]:
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    lines = source.splitlines(keepends=True)
     found: list[Variant] = []
     for fn in _jit_functions(tree):
         for node in ast.walk(fn):
             if isinstance(node, ast.Call):
-                found.extend(_call_variants(node, lines))
+                found.extend(_call_variants(node, source))
             elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-                variant = _rsqrt_variant(node, lines)
+                variant = _rsqrt_variant(node, source)
                 if variant is not None:
                     found.append(variant)
     return found
@@ -85,34 +84,34 @@ def _tl_call(node: ast.Call, name: str) -> bool:
             and func.value.id == "tl")
 
 
-def _segment(lines: list[str], node: ast.AST) -> str:
-    return ast.get_source_segment("".join(lines), node) or ""
+def _segment(source: str, node: ast.AST) -> str:
+    return ast.get_source_segment(source, node) or ""
 
 
-def _call_variants(node: ast.Call, lines: list[str]) -> list[Variant]:
+def _call_variants(node: ast.Call, source: str) -> list[Variant]:
     where = f"line {node.lineno}"
     if _tl_call(node, "load"):
-        return _keyword_variants(node, lines, "eviction_policy", EVICTION, f"tl.load at {where}")
+        return _keyword_variants(node, source, "eviction_policy", EVICTION, f"tl.load at {where}")
     if _tl_call(node, "store"):
-        return _keyword_variants(node, lines, "cache_modifier", STORE_MODIFIERS, f"tl.store at {where}")
+        return _keyword_variants(node, source, "cache_modifier", STORE_MODIFIERS, f"tl.store at {where}")
     if _tl_call(node, "exp") and len(node.args) == 1 and not node.keywords:
         arg = node.args[0]
         func = node.func
         assert isinstance(func, ast.Attribute)
-        text = f"({_segment(lines, arg)}) * {LOG2E}"
+        text = f"({_segment(source, arg)}) * {LOG2E}"
         edits = (Edit(_start(arg), _end(arg), text),
                  Edit(_start(func), _end(func), "tl.exp2"))
         return [Variant(f"tl.exp as tl.exp2 at {where}", edits)]
     return []
 
 
-def _keyword_variants(node: ast.Call, lines: list[str], key: str, values: tuple[str, ...],
+def _keyword_variants(node: ast.Call, source: str, key: str, values: tuple[str, ...],
                       what: str) -> list[Variant]:
     """Add the hint when absent; change it to each other value, or drop it, when present."""
     existing = next((kw for kw in node.keywords if kw.arg == key), None)
     if existing is None:
         close = (node.end_lineno or node.lineno, (node.end_col_offset or 1) - 1)  # the closing parenthesis
-        body = _segment(lines, node)  # a trailing comma before ")" needs no second one
+        body = _segment(source, node)  # a trailing comma before ")" needs no second one
         sep = " " if body[:-1].rstrip().endswith(",") else ", "
         return [Variant(f"{what}: {key}={value!r}", (Edit(close, close, f'{sep}{key}="{value}"'),))
                 for value in values]
@@ -120,11 +119,11 @@ def _keyword_variants(node: ast.Call, lines: list[str], key: str, values: tuple[
     out = [Variant(f"{what}: {key}={value!r}", (Edit(_start(existing.value), _end(existing.value), f'"{value}"'),))
            for value in values if value != current]
     # dropping the hint: remove ", key=value" (the preceding comma too)
-    out.append(Variant(f"{what}: no {key}", (_drop_keyword(existing, node, lines),)))
+    out.append(Variant(f"{what}: no {key}", (_drop_keyword(existing, node),)))
     return out
 
 
-def _drop_keyword(kw: ast.keyword, call: ast.Call, lines: list[str]) -> Edit:
+def _drop_keyword(kw: ast.keyword, call: ast.Call) -> Edit:
     others = [a for a in [*call.args, *call.keywords] if a is not kw]
     before = [a for a in others if _start(a) < _start(kw)]
     if before:  # from the end of the previous argument to the end of this keyword
@@ -133,14 +132,14 @@ def _drop_keyword(kw: ast.keyword, call: ast.Call, lines: list[str]) -> Edit:
     return Edit(_start(kw), _start(after[0]) if after else _end(kw.value), "")
 
 
-def _rsqrt_variant(node: ast.BinOp, lines: list[str]) -> Variant | None:
+def _rsqrt_variant(node: ast.BinOp, source: str) -> Variant | None:
     """``1.0 / tl.sqrt(e)`` (or ``1 /``) as ``tl.rsqrt(e)``."""
     left, right = node.left, node.right
     if not (isinstance(left, ast.Constant) and left.value in (1, 1.0)):
         return None
     if not (isinstance(right, ast.Call) and _tl_call(right, "sqrt") and len(right.args) == 1):
         return None
-    text = f"tl.rsqrt({_segment(lines, right.args[0])})"
+    text = f"tl.rsqrt({_segment(source, right.args[0])})"
     return Variant(f"1 / tl.sqrt as tl.rsqrt at line {node.lineno}", (Edit(_start(node), _end(node), text),))
 
 
