@@ -1,10 +1,11 @@
 """The paper's case studies on a real GPU: a fixed-budget search per op, then a fresh measurement of the winner.
 
 Per op: ``ke search`` (offline operator, local executor, the GPU's own target) within ``--budget`` nodes;
-``ke best`` exports the winner with shape-aware dispatch; ``ke eval`` measures the winner again in a new
-session on fresh inputs (correctness with new seeds, then candidate, eager, ``torch.compile`` and the spec's
-extra baselines interleaved, L2 flushed, medians and IQRs). The table reports that last measurement, so search
-selection bias does not inflate it. Usage on the GPU host (repo root)::
+``ke best`` exports shape-aware dispatch (each production case to the node fastest on it, PyTorch where no
+node beat eager); ``ke eval`` measures every exported kernel again in a new session on fresh inputs
+(correctness with new seeds, then candidate, eager, ``torch.compile`` and the spec's extra baselines
+interleaved, L2 flushed, medians and IQRs). Each case's row reports that last measurement of the node it is
+routed to, so search selection bias does not inflate it. Usage on the GPU host (repo root)::
 
     python3 benchmarks/case_studies.py --out OUT --budget 8 --ops conv1d,optimized_fm
     python3 benchmarks/case_studies.py --merge DIR [DIR ...] --write benchmarks/results/case_studies
@@ -62,8 +63,9 @@ def run_op(op: str, hw: str, budget: int, strategy: str, out: Path, state: Path)
     record["search"] = summary
     show = ke("show", summary["run_id"], "--json", "--state-dir", str(state))
     nodes = json.loads(show.stdout)["nodes"] if show.stdout.strip() else []
-    record["nodes"] = [{k: n.get(k) for k in ("node_id", "parent_id", "status", "reason", "fitness",
-                                              "speedup_vs_eager", "speedup_vs_compile")} for n in nodes]
+    record["nodes"] = [{**{k: n.get(k) for k in ("node_id", "parent_id", "status", "reason", "fitness",
+                                                 "speedup_vs_eager", "speedup_vs_compile")},
+                        "sample": (n.get("operator_meta") or {}).get("sample")} for n in nodes]
     if not summary.get("best"):
         reasons = "; ".join(f"node {n['node_id']}: {n['status']}: {(n.get('reason') or '')[:200]}"
                             for n in record["nodes"])
@@ -74,25 +76,62 @@ def run_op(op: str, hw: str, budget: int, strategy: str, out: Path, state: Path)
     best = ke(*best_args)
     record["commands"].append("ke " + " ".join(best_args))
     record["export"] = json.loads(best.stdout) if best.stdout.strip() else {"error": best.stderr.strip()}
-    kernel = out / f"best_{op}_kernel.py" if (out / f"best_{op}_kernel.py").exists() else export
-    eval_args = ["eval", "--op", op, "--hw", hw, str(kernel), "--json", "--state-dir", str(state)]
-    final = ke(*eval_args)
-    record["commands"].append("ke " + " ".join(eval_args))
-    record["final"] = json.loads(final.stdout) if final.stdout.strip() else {"error": final.stderr.strip()}
+    files = (record["export"].get("kernel_files") or {}) if "error" not in record["export"] else {}
+    record["finals"] = {}
+    for node_id, path in files.items():  # every exported kernel, measured again in its own session
+        eval_args = ["eval", "--op", op, "--hw", hw, path, "--json", "--state-dir", str(state)]
+        final = ke(*eval_args)
+        record["commands"].append("ke " + " ".join(eval_args))
+        record["finals"][node_id] = json.loads(final.stdout) if final.stdout.strip() else {
+            "error": final.stderr.strip()}
     return record
 
 
+def _routed(record: dict[str, Any]) -> dict[str, tuple[str | None, dict[str, Any], bool]]:
+    """case -> (node id, that node's fresh evaluation, deployed as a kernel). Older records measured only the
+    overall winner (``final``); fallback cases report the fastest fresh kernel, deployed as PyTorch."""
+    if "finals" not in record:
+        final = record.get("final") or {}
+        fallback = {c["case"] for c in (record.get("export") or {}).get("fallback_cases", [])}
+        return {c["name"]: (None, final, c["name"] not in fallback) for c in final.get("cases", [])}
+    export, finals = record.get("export") or {}, record["finals"]
+    routes = {c["case"]: str(c["node_id"]) for c in export.get("kernel_cases", [])}
+    out = {}
+    for evaluation in finals.values():
+        for case in evaluation.get("cases", []):
+            name = case["name"]
+            if name in routes:
+                out[name] = (routes[name], finals.get(routes[name]) or {}, True)
+            else:
+                timed = [(c.get("latency_ms") or float("inf"), node, ev) for node, ev in finals.items()
+                         for c in ev.get("cases", []) if c["name"] == name]
+                _, node, ev = min(timed, key=lambda t: t[0])
+                out[name] = (node, ev, False)
+    return out
+
+
 def rows(record: dict[str, Any]) -> list[dict[str, Any]]:
-    final = record.get("final") or {}
-    gpu = (final.get("extra") or {}).get("gpu", {}).get("name", record.get("hw"))
-    fallback = {c["case"] for c in (record.get("export") or {}).get("fallback_cases", [])}
+    by_id = {str(n["node_id"]): n for n in record.get("nodes") or []}
+
+    def origin(node_id: str) -> str:
+        """The code sample a node descends from, and whether it was mutated on the way."""
+        seen, current = 0, by_id.get(node_id)
+        while current is not None and not current.get("sample") and current.get("parent_id") is not None:
+            current, seen = by_id.get(str(current["parent_id"])), seen + 1
+        sample = (current or {}).get("sample") or "?"
+        return f"{sample}, {seen} mutation{'s' if seen != 1 else ''}" if seen else sample
+
     command = " && ".join(record["commands"])
     out = []
-    for case in final.get("cases", []):
+    for name, (node, final, deployed) in _routed(record).items():
+        case = next(c for c in final.get("cases", []) if c["name"] == name)
+        gpu = (final.get("extra") or {}).get("gpu", {}).get("name", record.get("hw"))
         best, eager, compiled = case.get("latency_ms"), case.get("eager_ms"), case.get("compile_ms")
         extra = case.get("baselines_ms") or {}
+        if not (best and eager):  # an older record: its deployment was decided from the fresh numbers
+            deployed = False
         out.append({
-            "op": record["op"], "case": case["name"], "gpu": gpu, "status": final.get("status"),
+            "op": record["op"], "case": name, "gpu": gpu, "status": final.get("status"),
             "eager_ms": eager, "compile_ms": compiled,
             "extra_baseline_ms": next(iter(extra.values()), None), "extra_baseline": next(iter(extra), None),
             "best_ms": best, "best_iqr_ms": case.get("latency_iqr_ms"),
@@ -101,13 +140,14 @@ def rows(record: dict[str, Any]) -> list[dict[str, Any]]:
             "speedup_vs_extra": next(iter(extra.values())) / best if best and extra else None,
             "floor_ms": case.get("floor_ms"), "fraction_of_floor": case.get("fraction_of_floor"),
             "bottleneck": case.get("bottleneck"), "paper_speedup": PAPER.get(record["op"]),
-            "deployed": ("pytorch (fallback)" if (case["name"] in fallback if record.get("export") else
-                                                  bool(best and eager and eager <= best)) else "kernel"),
-            "kernel": record.get("label", "search winner"),
-            "budget": record["budget"], "run_id": (record.get("search") or {}).get("run_id"), "command": command,
+            "deployed": "kernel" if deployed else "pytorch (fallback)",
+            "kernel": record.get("label") or (f"node {node} ({origin(node)})" if node else "search winner"),
+            "node_id": node, "budget": record["budget"], "run_id": (record.get("search") or {}).get("run_id"),
+            "command": command,
         })
     if not out:
-        out.append({"op": record["op"], "case": "-", "gpu": gpu, "status": final.get("status") or "failed",
+        final = record.get("final") or next(iter((record.get("finals") or {}).values()), {})
+        out.append({"op": record["op"], "case": "-", "gpu": record.get("hw"), "status": final.get("status") or "failed",
                     "error": record.get("error") or final.get("reason") or final.get("error"),
                     "paper_speedup": PAPER.get(record["op"]), "command": command})
     return out
@@ -120,7 +160,8 @@ def markdown(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = [f"# Case studies on {meta.get('gpu')} ({meta.get('date')})", "",
              f"torch {meta.get('torch')}, triton {meta.get('triton')}. Budget {meta.get('budget')} nodes per op, "
              "offline operator, greedy. Times are medians of interleaved CUDA-event samples (L2 flushed) from a "
-             "fresh `ke eval` of the winner; floor = minimal bytes / rated bandwidth (or FLOPs / peak).", "",
+             "fresh `ke eval` of the kernel each case is routed to; floor = minimal bytes / rated bandwidth "
+             "(or FLOPs / peak).", "",
              "| op | kernel | case | eager ms | compile ms | extra baseline ms | best ms (IQR) | vs eager | "
              "vs compile | floor ms | of floor | deployed | paper |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -145,8 +186,11 @@ def main() -> None:
     parser.add_argument("--ops", default=",".join(OPS))
     parser.add_argument("--budget", type=int, default=8)
     parser.add_argument("--strategy", default="greedy")
+    parser.add_argument("--hw", default=None, help="target (default: the GPU this host has)")
     parser.add_argument("--merge", nargs="*", type=Path)
     parser.add_argument("--write", type=Path, help="with --merge: path prefix of the .json/.md to write")
+    parser.add_argument("--keep", type=Path, help="with --merge: an earlier case_studies.json whose rows are kept "
+                        "for the ops the merged records do not cover (their commands stay in each row)")
     args = parser.parse_args()
     if args.merge:
         records = [json.loads(p.read_text()) for d in args.merge for p in sorted(d.glob("*.json"))
@@ -154,6 +198,12 @@ def main() -> None:
         metas = [json.loads((d / "meta.json").read_text()) for d in args.merge if (d / "meta.json").exists()]
         table = [r for rec in sorted(records, key=lambda r: OPS.index(r["op"]) if r["op"] in OPS else 99)
                  for r in rows(rec)]
+        if args.keep:
+            earlier = json.loads(args.keep.read_text())
+            covered = {r["op"] for r in table}
+            table += [r for r in earlier["rows"] if r["op"] not in covered]
+            table.sort(key=lambda r: OPS.index(r["op"]) if r["op"] in OPS else 99)
+            metas += [m for m in earlier["meta"] if m not in metas]
         meta = metas[0] if metas else {}
         args.write.parent.mkdir(parents=True, exist_ok=True)
         args.write.with_suffix(".json").write_text(json.dumps({"meta": metas, "rows": table}, indent=1))
@@ -164,9 +214,10 @@ def main() -> None:
     import triton
 
     args.out.mkdir(parents=True, exist_ok=True)
-    hw = device_target()
+    hw = args.hw or device_target()
     state = Path(os.environ.get("KE_STATE_DIR", "/tmp/ke-case-state"))
-    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+    meta = {"gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else hw,
+            "torch": torch.__version__, "triton": triton.__version__,
             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "budget": args.budget, "hw": hw,
             "command": " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])}
     (args.out / "meta.json").write_text(json.dumps(meta, indent=1))

@@ -178,4 +178,8 @@ def compare(
         worst = max(worst, err)
         if not torch.allclose(g64, e64, atol=atol, rtol=rtol, equal_nan=True):
             return False, worst, f"output #{i}: max abs error {err:.3g} exceeds atol={atol:g}, rtol={rtol:g}"
+        bound = spec.mean_abs_err.get(e.dtype)
+        if bound is not None and diff.numel() and float(diff.mean()) > bound:
+            return False, worst, (f"output #{i}: mean abs error {float(diff.mean()):.3g} exceeds the spec's "
+                                  f"MEAN_ABS_ERR {bound:g} (each element within atol={atol:g}, rtol={rtol:g})")
     return True, worst, ""

@@ -9,6 +9,7 @@ import torch
 from evaluators.baselines import BaselineCache, cache_key
 from evaluators.candidate import build_pair, load_candidate_class
 from evaluators.correctness import compare, flatten_outputs, make_inputs
+from evaluators.device_lock import exclusive_device
 from evaluators.profiling import kernel_breakdown, ncu_available, ncu_metrics
 from evaluators.roofline import Peaks, analyse, compute_dtype
 from evaluators.spec import OperatorSpec
@@ -55,7 +56,12 @@ def measure(spec: OperatorSpec, candidate_path: str, device: str, compile_baseli
                 compiled = torch.compile(reference)
             fns["compile"] = lambda m=compiled, a=inputs: m(*a)
         with torch.no_grad():
-            timings = interleaved_timings(fns)
+            for fn in fns.values():  # compile (Inductor, Triton JIT) outside the lock: CPU work overlaps
+                fn()
+            torch.cuda.synchronize()
+            with exclusive_device(torch.cuda.current_device()) as waited:
+                timings = interleaved_timings(fns)
+        extra["lock_wait_s"] = round(extra.get("lock_wait_s", 0.0) + waited, 3)
         row: dict[str, Any] = {"baselines_ms": {}}
         for label, t in timings.items():
             if label.startswith("baseline:"):
@@ -71,8 +77,8 @@ def measure(spec: OperatorSpec, candidate_path: str, device: str, compile_baseli
         if target_peaks is not None:
             row["roofline"] = analyse(spec.flops(inputs), spec.bytes(inputs), compute_dtype(inputs),
                                       row["candidate_ms"], target_peaks)
-        if profile and not extra:
-            with torch.no_grad():
+        if profile and "profile" not in extra:
+            with torch.no_grad(), exclusive_device(torch.cuda.current_device()):
                 extra["profile"] = {"case": name, **kernel_breakdown(fns["candidate"])}
             if ncu and ncu_available():
                 extra["ncu"] = {"case": name, **ncu_metrics(str(spec.path), candidate_path, name)}

@@ -46,6 +46,10 @@ class OperatorSpec:
     # optional ``extra_baselines(reference) -> {name: callable(*inputs)}``: other PyTorch ways to compute
     # the op that a user would compare against, timed interleaved with the candidate and the reference
     extra_baselines: Callable[[torch.nn.Module], dict[str, Callable[..., Any]]] | None = None
+    # optional ``MEAN_ABS_ERR = {dtype: bound}``: a second, aggregate check for outputs of that dtype. Where
+    # rounding flips force a loose elementwise tolerance (a 16-bit chain of GEMMs and norms), a systematic
+    # bug can hide under it element by element but not in the mean over millions of elements.
+    mean_abs_err: dict[torch.dtype, float] = field(default_factory=dict)
 
     def init_args(self) -> list[Any]:
         return list(self.get_init_inputs()) if self.get_init_inputs else []
@@ -86,6 +90,10 @@ def load_spec(path: str | Path) -> OperatorSpec:
     tolerances = getattr(module, "TOLERANCES", {}) or {}
     if not isinstance(tolerances, dict):
         raise SpecError(f"spec {path.name}: TOLERANCES must be a dict dtype -> (atol, rtol)")
+    mean_abs_err = getattr(module, "MEAN_ABS_ERR", {}) or {}
+    if not isinstance(mean_abs_err, dict) or not all(isinstance(v, (int, float)) and v > 0
+                                                     for v in mean_abs_err.values()):
+        raise SpecError(f"spec {path.name}: MEAN_ABS_ERR must be a dict dtype -> positive bound")
     return OperatorSpec(
         path=path.resolve(),
         name=path.stem,
@@ -96,6 +104,7 @@ def load_spec(path: str | Path) -> OperatorSpec:
         get_test_inputs=_optional_callable(module, "get_test_inputs"),
         get_init_inputs=_optional_callable(module, "get_init_inputs"),
         tolerances=dict(tolerances),
+        mean_abs_err={k: float(v) for k, v in mean_abs_err.items()},
         simulate_all_programs=bool(getattr(module, "SIMULATE_ALL_PROGRAMS", False)),
         extra_baselines=_optional_callable(module, "extra_baselines"),
     )

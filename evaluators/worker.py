@@ -164,7 +164,7 @@ def _apply_timings(result: EvaluationResult, perf: dict[str, Any]) -> None:
     result.speedup_vs_compile = geomean(vs_compile) if vs_compile else None
     result.fitness = result.speedup_vs_compile or result.speedup_vs_eager or 0.0
     result.extra["gpu"] = perf.get("gpu", {})
-    for key in ("profile", "ncu"):
+    for key in ("profile", "ncu", "lock_wait_s"):
         if key in perf:
             result.extra[key] = perf[key]
     first = result.cases[0] if result.cases else None  # production shapes come first in a spec

@@ -203,21 +203,25 @@ def matching_devices(target_name: str, simulate: bool) -> list[int] | None:
 def local_pools(scratch: Path, size: int) -> PoolSet:
     """Pools of sandboxed worker processes on this host (``--executor local``).
 
-    A device target gets at most one slot per matching device, each pinned to its own device: two kernels
-    timed at once on one GPU would slow each other down and both timings would be wrong."""
+    A device target gets ``size`` slots spread round-robin over the matching devices, each slot pinned to
+    its device. Several slots may share a GPU: they overlap their CPU work (Triton and Inductor compilation,
+    correctness checks), while the timed loops take the device's lock (:mod:`evaluators.device_lock`), so
+    no two timings ever share a GPU."""
 
     def make_pool(target: str, simulate: bool) -> SlotPool:
         devices = matching_devices(target, simulate)
         if devices is None:
             return SlotPool(lambda: LocalSlot(target, simulate, scratch, 120.0), size, name=target)
+        if not devices:
+            raise RuntimeError(f"no device on this host serves target {target}")
         free: queue.Queue[int] = queue.Queue()
-        for index in devices[:size]:
-            free.put(index)
+        for slot in range(size):
+            free.put(devices[slot % len(devices)])
 
         def make_slot() -> LocalSlot:
             index = free.get_nowait()
             return LocalSlot(target, simulate, scratch, 120.0, index, lambda: free.put(index))
 
-        return SlotPool(make_slot, max(1, min(size, len(devices))), name=target)
+        return SlotPool(make_slot, size, name=target)
 
     return PoolSet(make_pool)

@@ -1,11 +1,13 @@
-"""Shape-aware export of a run's winner, as the paper deploys kernels: the Triton kernel on the cases where it
-was measured faster than PyTorch eager, PyTorch itself on the cases where it was not.
+"""Shape-aware export of a run's winners, as the paper deploys kernels: each measured case goes to the node
+that was fastest there, and to PyTorch itself where no node beat eager.
 
-The decision uses the run's re-measured final evaluation when there is one (search-time numbers carry
-selection bias), else the node's own evaluation. Inputs whose shapes and dtypes match no measured case go to
-the kernel: it was checked correct on every case, and the losing shapes are the known exceptions. The exported
-files are plain Python with no KernelEvolve import: the kernel, a copy of the op's reference, and a
-dispatcher that loads both from its own folder.
+The decision uses the run's re-measured final evaluations when there are any (search-time numbers carry
+selection bias), else the nodes' own evaluations. Why per case rather than one winner: fitness is a geomean
+over cases, so a kernel that is 2.5x on fp16 and 0.5x on fp32 loses the run to a kernel that is 0.7x on
+both, while the right deployment is the first kernel on fp16 and PyTorch on fp32. Inputs whose shapes and
+dtypes match no measured case go to the overall best node: it was checked correct on every case. The
+exported files are plain Python with no KernelEvolve import: the kernels, a copy of the op's reference, and
+a dispatcher that loads them from its own folder.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DISPATCH_TEMPLATE = '''"""Shape-aware dispatch exported by `ke best`: run {run_id}, node {node_id}, op {op} on {hw}.
+DISPATCH_TEMPLATE = '''"""Shape-aware dispatch exported by `ke best`: run {run_id}, op {op} on {hw}.
 
-Timings from {timings_from}. The Triton kernel ({kernel_file}) is used on the measured cases it won:
+Timings from {timings_from}. Measured cases routed to a Triton kernel (the node fastest there):
 {won}
-PyTorch (the op's reference, {reference_file}) is used where the kernel was not faster than eager:
+PyTorch (the op's reference, {reference_file}) is used where no kernel was faster than eager:
 {lost}
-Inputs whose shapes and dtypes match no measured case go to the kernel.
+Inputs whose shapes and dtypes match no measured case go to node {default_node} ({default_file}), the
+overall best, checked correct on every case.
 """
 
 import importlib.util
@@ -31,8 +34,10 @@ import torch
 import torch.nn as nn
 
 _HERE = Path(__file__).resolve().parent
-# input signature -> why PyTorch is used there
-FALLBACK = {fallback!r}
+KERNEL_FILES = {kernel_files!r}  # node id -> its kernel file
+# input signature -> node id, or None for PyTorch; signatures not listed go to DEFAULT_NODE
+ROUTES = {routes!r}
+DEFAULT_NODE = {default_node!r}
 
 
 def _load(file_name):
@@ -44,7 +49,7 @@ def _load(file_name):
     return module
 
 
-_kernel = _load({kernel_file!r})
+_kernels = {{node: _load(name) for node, name in KERNEL_FILES.items()}}
 _reference = _load({reference_file!r})
 
 
@@ -52,31 +57,38 @@ def signature(args):
     return tuple((tuple(a.shape), str(a.dtype)) if isinstance(a, torch.Tensor) else repr(a) for a in args)
 
 
-def _tie(reference, kernel):
-    """The reference uses the kernel's parameters (same names), so one set of weights drives both paths."""
-    params = dict(kernel.named_parameters())
-    for name, _ in list(reference.named_parameters()):
+def _tie(module, owner_of_params):
+    """``module`` uses ``owner_of_params``'s parameters (same names), so one set of weights drives every path."""
+    params = dict(owner_of_params.named_parameters())
+    for name, _ in list(module.named_parameters()):
         if name in params:
             owner, _, leaf = name.rpartition(".")
-            setattr(reference.get_submodule(owner) if owner else reference, leaf, params[name])
+            setattr(module.get_submodule(owner) if owner else module, leaf, params[name])
 
 
 class DispatchModel(nn.Module):
     def __init__(self, *args, **kwargs):
         super().__init__()
-        kernel_cls = getattr(_kernel, "TritonModel", None) or getattr(_kernel, "ModelNew")
+        self.kernels = nn.ModuleDict()
+        for node, module in _kernels.items():
+            cls = getattr(module, "TritonModel", None) or getattr(module, "ModelNew")
+            self.kernels[str(node)] = cls(*args, **kwargs)
         reference_cls = getattr(_reference, "PytorchModel", None) or getattr(_reference, "Model")
-        self.kernel = kernel_cls(*args, **kwargs)
         self.reference = reference_cls(*args, **kwargs)
-        _tie(self.reference, self.kernel)
+        primary = self.kernels[str(DEFAULT_NODE)]
+        for name, kernel in self.kernels.items():
+            if name != str(DEFAULT_NODE):
+                _tie(kernel, primary)
+        _tie(self.reference, primary)
         self.last_route = None
 
     def forward(self, *args):
-        if signature(args) in FALLBACK:
+        node = ROUTES.get(signature(args), DEFAULT_NODE)
+        if node is None:
             self.last_route = "pytorch"
             return self.reference(*args)
-        self.last_route = "kernel"
-        return self.kernel(*args)
+        self.last_route = f"node {{node}}"
+        return self.kernels[str(node)](*args)
 
 
 TritonModel = DispatchModel
@@ -84,26 +96,58 @@ TritonModel = DispatchModel
 
 
 @dataclass
+class CaseRoute:
+    case: str
+    node_id: int | None  # None: PyTorch
+    speedup_vs_eager: float
+    latency_ms: float
+
+
+@dataclass
 class ExportPlan:
-    won: list[tuple[str, float]] = field(default_factory=list)  # (case, speedup vs eager)
-    lost: list[tuple[str, float]] = field(default_factory=list)
-    untimed: bool = False
+    default_node: int
+    routes: list[CaseRoute] = field(default_factory=list)
     timings_from: str = ""
     files: list[str] = field(default_factory=list)
 
+    @property
+    def untimed(self) -> bool:
+        return not self.routes
 
-def plan_dispatch(evaluation: dict[str, Any]) -> ExportPlan:
-    """Which measured cases the kernel won (faster than eager) and which it lost."""
-    plan = ExportPlan()
-    for case in evaluation.get("cases", []):
-        latency, eager = case.get("latency_ms"), case.get("eager_ms")
-        if not latency or not eager:
+    @property
+    def won(self) -> list[CaseRoute]:
+        return [r for r in self.routes if r.node_id is not None]
+
+    @property
+    def lost(self) -> list[CaseRoute]:
+        return [r for r in self.routes if r.node_id is None]
+
+    @property
+    def kernel_nodes(self) -> list[int]:
+        """The default node first, then every other node some case is routed to."""
+        return [self.default_node] + sorted({r.node_id for r in self.won} - {self.default_node})
+
+
+def plan_dispatch(evaluations: dict[int, dict[str, Any]], default_node: int) -> ExportPlan:
+    """Per measured case, the fastest correct node; PyTorch where even that one was not faster than eager."""
+    plan = ExportPlan(default_node)
+    fastest: dict[str, tuple[tuple[float, bool, int], float]] = {}  # case -> (sort key, eager ms)
+    for node_id, evaluation in evaluations.items():
+        if evaluation.get("status") != "ok":
             continue
-        (plan.won if eager / latency > 1.0 else plan.lost).append((case["name"], eager / latency))
-    plan.untimed = not (plan.won or plan.lost)
-    plan.timings_from = ("a simulation (" + str(evaluation.get("target")) + ")" if evaluation.get("simulated")
-                         else "timed on " + str((evaluation.get("extra") or {}).get("gpu", {}).get("name")
-                                                or evaluation.get("target")))
+        for case in evaluation.get("cases", []):
+            latency, eager = case.get("latency_ms"), case.get("eager_ms")
+            if not latency or not eager:
+                continue
+            key = (latency, node_id != default_node, node_id)  # ties go to the default node, then the older
+            if case["name"] not in fastest or key < fastest[case["name"]][0]:
+                fastest[case["name"]] = (key, eager)
+    for name, ((latency, _, node_id), eager) in fastest.items():
+        plan.routes.append(CaseRoute(name, node_id if eager / latency > 1.0 else None, eager / latency, latency))
+    head = evaluations.get(default_node) or {}
+    plan.timings_from = ("a simulation (" + str(head.get("target")) + ")" if head.get("simulated")
+                         else "timed on " + str((head.get("extra") or {}).get("gpu", {}).get("name")
+                                                or head.get("target")))
     return plan
 
 
@@ -119,28 +163,34 @@ def case_signatures(spec_path: Path) -> dict[str, tuple]:
     return out
 
 
-def export(out: Path, kernel_source: str, spec_path: Path, evaluation: dict[str, Any], run_id: str,
-           node_id: int, op: str, hw: str) -> ExportPlan:
-    """Write the kernel to ``out``; when some case lost, ``out`` becomes the dispatcher and the kernel and
-    the reference go next to it as ``<stem>_kernel.py`` and ``<stem>_reference.py``."""
-    plan = plan_dispatch(evaluation)
-    if not plan.lost:
-        out.write_text(kernel_source, encoding="utf-8")
+def kernel_file_name(stem: str, node_id: int, default_node: int) -> str:
+    return f"{stem}_kernel.py" if node_id == default_node else f"{stem}_node{node_id}.py"
+
+
+def export(out: Path, sources: dict[int, str], spec_path: Path, plan: ExportPlan, run_id: str, op: str,
+           hw: str) -> ExportPlan:
+    """Write the default node's kernel to ``out`` when it serves every case; otherwise ``out`` becomes the
+    dispatcher, and the kernels and the reference go next to it (``<stem>_kernel.py`` for the default node,
+    ``<stem>_node<N>.py`` for the others, ``<stem>_reference.py``)."""
+    if not plan.lost and plan.kernel_nodes == [plan.default_node]:
+        out.write_text(sources[plan.default_node], encoding="utf-8")
         plan.files = [str(out)]
         return plan
     signatures = case_signatures(spec_path)
-    kernel_file, reference_file = f"{out.stem}_kernel.py", f"{out.stem}_reference.py"
-    fallback = {signatures[name]: f"{name}: kernel {speedup:.2f}x vs eager" for name, speedup in plan.lost
-                if name in signatures}
-    (out.parent / kernel_file).write_text(kernel_source, encoding="utf-8")
+    files = {node: kernel_file_name(out.stem, node, plan.default_node) for node in plan.kernel_nodes}
+    reference_file = f"{out.stem}_reference.py"
+    for node, name in files.items():
+        (out.parent / name).write_text(sources[node], encoding="utf-8")
     (out.parent / reference_file).write_text(spec_path.read_text(encoding="utf-8"), encoding="utf-8")
+    routes = {signatures[r.case]: r.node_id for r in plan.routes if r.case in signatures}
 
-    def listing(rows: list[tuple[str, float]]) -> str:
-        return "\n".join(f"  - {name} ({speedup:.2f}x vs eager)" for name, speedup in rows) or "  (none)"
+    def listing(rows: list[CaseRoute]) -> str:
+        return "\n".join(f"  - {r.case} ({r.speedup_vs_eager:.2f}x vs eager"
+                         + (f", node {r.node_id})" if r.node_id is not None else ")") for r in rows) or "  (none)"
 
     out.write_text(DISPATCH_TEMPLATE.format(
-        run_id=run_id, node_id=node_id, op=op, hw=hw, timings_from=plan.timings_from, kernel_file=kernel_file,
-        reference_file=reference_file, won=listing(plan.won), lost=listing(plan.lost), fallback=fallback),
-        encoding="utf-8")
-    plan.files = [str(out), str(out.parent / kernel_file), str(out.parent / reference_file)]
+        run_id=run_id, op=op, hw=hw, timings_from=plan.timings_from, kernel_files=files, routes=routes,
+        default_node=plan.default_node, default_file=files[plan.default_node], reference_file=reference_file,
+        won=listing(plan.won), lost=listing(plan.lost)), encoding="utf-8")
+    plan.files = [str(out)] + [str(out.parent / name) for name in files.values()] + [str(out.parent / reference_file)]
     return plan

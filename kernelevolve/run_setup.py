@@ -36,6 +36,10 @@ def new_run(meta: MetadataStore, objects: ObjectStore, cfg: SearchConfig, spec_t
 
 def make_operator(run: RunRecord, objects: ObjectStore) -> Any:
     operator: Any = OfflineOperator()
+    if run.config.get("aten"):  # an ATen sweep run: its starting point is the op's template lowering
+        from kernelevolve.aten.sweep import sample_for
+
+        operator = OfflineOperator([sample_for(run.config["aten"])])
     if run.operator in ("anthropic", "openai"):
         from kernelevolve.kb import kb_root
         from kernelevolve.operators.llm import LLMOperator

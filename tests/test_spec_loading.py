@@ -74,3 +74,74 @@ def test_identical_specs_hash_equal_and_differ_on_change(tmp_path: Path) -> None
     h1 = load_spec(a).source_hash
     a.write_text(a.read_text() + "\n# changed\n")
     assert load_spec(a).source_hash != h1
+
+
+MEAN_SPEC = '''import torch
+import torch.nn as nn
+
+
+class PytorchModel(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def get_inputs(device="cpu"):
+    return {"big": (torch.randn(20000, device=device),)}
+
+
+TOLERANCES = {torch.float32: (0.1, 0.0)}
+MEAN_ABS_ERR = {torch.float32: 0.01}
+'''
+
+
+def test_mean_abs_err_catches_a_bias_each_element_hides(tmp_path: Path) -> None:
+    """A loose elementwise tolerance (rounding flips) plus a mean bound: a small bias on every element passes
+    the first and fails the second; rare large-ish flips pass both."""
+    from evaluators.correctness import compare
+
+    path = tmp_path / "mean_spec.py"
+    path.write_text(MEAN_SPEC)
+    spec = load_spec(path)
+    assert spec.mean_abs_err == {torch.float32: 0.01}
+    expected = torch.randn(20000)
+    ok, _, why = compare([expected + 0.05], [expected], spec)
+    assert not ok and "mean abs error 0.05 exceeds the spec's MEAN_ABS_ERR 0.01" in why
+    flips = expected.clone()
+    flips[::100] += 0.09  # 1% of elements off by 0.09: mean 9e-4
+    ok, err, why = compare([flips], [expected], spec)
+    assert ok and abs(err - 0.09) < 1e-6, why
+    ok, _, why = compare([expected + 0.11], [expected], spec)
+    assert not ok and "max abs error" in why  # the elementwise bound still applies first
+
+
+def test_a_malformed_mean_abs_err_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad_mean.py"
+    path.write_text(MEAN_SPEC.replace("0.01}", "-1}"))
+    with pytest.raises(SpecError, match="MEAN_ABS_ERR must be a dict dtype -> positive bound"):
+        load_spec(path)
+
+
+def test_device_lock_serialises_timing_across_processes(tmp_path: Path) -> None:
+    """Two evaluation processes on one GPU never time at once: their locked intervals do not overlap."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import time, sys\n"
+        "from evaluators.device_lock import exclusive_device\n"
+        "with exclusive_device(0) as waited:\n"
+        "    start = time.time(); time.sleep(0.6); end = time.time()\n"
+        "print(start, end, waited)\n"
+    )
+    env = {**os.environ, "KE_DEVICE_LOCK_DIR": str(tmp_path), "PYTHONPATH": str(Path(__file__).parents[1])}
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
+             for _ in range(3)]
+    spans = sorted(tuple(map(float, p.communicate(timeout=60)[0].split())) for p in procs)
+    for (_, end, _), (start, _, _) in zip(spans, spans[1:], strict=False):
+        assert start >= end - 1e-3, spans
+    assert max(w for _, _, w in spans) >= 0.5, "someone must have waited for the lock"
+    other = env | {"CUDA_VISIBLE_DEVICES": "1"}
+    assert subprocess.run([sys.executable, "-c", "from evaluators.device_lock import lock_path;"
+                           "print(lock_path(0))"], capture_output=True, text=True, env=other).stdout.strip() \
+        .endswith("ke-timing-1-0.lock")

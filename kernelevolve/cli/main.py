@@ -11,6 +11,7 @@ import traceback
 import click
 
 from kernelevolve import __version__
+from kernelevolve.cli.aten_cmd import aten_sweep_cmd
 from kernelevolve.cli.campaign_cmd import campaign_cmd
 from kernelevolve.cli.eval_cmd import eval_cmd
 from kernelevolve.cli.hw_cmd import hw_group
@@ -28,8 +29,8 @@ def cli() -> None:
     """KernelEvolve: search for fast, correct Triton kernels."""
 
 
-for command in (search_cmd, campaign_cmd, eval_cmd, runs_cmd, show_cmd, best_cmd, hw_group, worker_cmd, kb_group,
-                mcp_cmd):
+for command in (search_cmd, campaign_cmd, aten_sweep_cmd, eval_cmd, runs_cmd, show_cmd, best_cmd, hw_group,
+                worker_cmd, kb_group, mcp_cmd):
     cli.add_command(command)
 
 

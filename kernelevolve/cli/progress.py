@@ -47,3 +47,42 @@ class ProgressBoard:
     def close(self) -> None:
         if self._bar is not None:
             self._bar.stop()
+
+
+class SweepProgress:
+    """One bar for many small runs (a sweep): ops done and ops correct so far, not 160 bars.
+
+    ``track`` has the shape ``drive`` expects of a per-run tracker; a run counts as done when its node count
+    reaches its budget (or its last node arrives), and as correct once any of its nodes is."""
+
+    def __init__(self, label: str, total: int, done: int) -> None:
+        self._board, self._label, self._total = ProgressBoard(), label, total
+        self._done, self._correct = done, 0
+        self._task = (self._board._bar.add_task(label, total=total, completed=done, info="")
+                      if self._board._bar is not None else None)
+
+    def track(self, label: str, total: int, done: int = 0) -> ProgressFn:
+        finished = done >= total
+
+        def update(node: Node, count: int, total_: int, best: Node | None) -> None:
+            nonlocal finished
+            if finished or count < total_:
+                return
+            finished = True
+            self._done += 1
+            self._correct += best is not None
+            op = label.split(" ")[0].rsplit("@", 1)[0].removeprefix("aten.")
+            info = f"{self._correct} correct in this session | {op}: " + (
+                "ok" if best is not None else node.status)
+            if self._task is not None:
+                self._board._bar.update(self._task, completed=self._done, info=info)
+            else:
+                print(f"[{self._label}] {self._done}/{self._total} {info}", file=sys.stderr, flush=True)
+
+        return update
+
+    def note(self, message: str) -> None:
+        self._board.note(message)
+
+    def close(self) -> None:
+        self._board.close()

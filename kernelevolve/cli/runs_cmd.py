@@ -100,10 +100,10 @@ def render_tree(nodes: list[Node], best_id: int | None) -> list[str]:
 @state_options
 @json_option
 def best_cmd(run_id, out, state_dir, store_url, as_json) -> None:
-    """Write a run's best kernel to a file, with shape-aware dispatch to PyTorch where it lost."""
+    """Write a run's best kernels to a file: each measured shape to its fastest node, PyTorch where none won."""
     import tempfile
 
-    from kernelevolve.export import export
+    from kernelevolve.export import export, plan_dispatch
 
     _, meta, objects = open_state(state_dir, store_url, create=False)
     run = meta.get_run(resolve_run(meta, run_id))
@@ -111,11 +111,8 @@ def best_cmd(run_id, out, state_dir, store_url, as_json) -> None:
     if not best:
         raise UserError(f"run {run.run_id} has no correct kernel")
     node = best[0]
-    source = objects.get_text(node.path_ref)
-    final_ref = f"runs/{run.run_id}/final.json"
-    final = objects.get_json(final_ref) if objects.exists(final_ref) else None
-    if not (final and final.get("node_id") == node.node_id and final.get("status") == "ok"):
-        final = objects.get_json(objects.node_prefix(run.run_id, node.node_id) + "evaluation.json")
+    evaluations = winner_evaluations(meta, objects, run.run_id, node.node_id)
+    sources = {n: objects.get_text(meta.get_node(run.run_id, n).path_ref) for n in evaluations}
     out_path = Path(out)
     if not out_path.parent.is_dir():
         raise UserError(f"cannot write {out}: folder {out_path.parent} does not exist")
@@ -123,23 +120,53 @@ def best_cmd(run_id, out, state_dir, store_url, as_json) -> None:
         spec_path = Path(tmp) / f"{run.op}.py"  # the exact spec the run used, as stored with it
         spec_path.write_text(objects.get_text(f"specs/{run.spec_hash}.py"), encoding="utf-8")
         try:
-            plan = export(out_path, source, spec_path, final, run.run_id, node.node_id, run.op, run.hw)
+            plan = export(out_path, sources, spec_path, plan_dispatch(evaluations, node.node_id), run.run_id,
+                          run.op, run.hw)
         except OSError as exc:
             raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     payload = {"run_id": run.run_id, "node_id": node.node_id, "fitness": node.fitness, "out": out,
-               "files": plan.files, "timings_from": plan.timings_from,
-               "kernel_cases": [{"case": c, "speedup_vs_eager": s} for c, s in plan.won],
-               "fallback_cases": [{"case": c, "speedup_vs_eager": s} for c, s in plan.lost]}
+               "files": plan.files, "timings_from": plan.timings_from, "kernel_nodes": plan.kernel_nodes,
+               "kernel_files": {str(n): f for n, f in zip(plan.kernel_nodes, _kernel_files(plan), strict=True)},
+               "kernel_cases": [{"case": r.case, "node_id": r.node_id, "speedup_vs_eager": r.speedup_vs_eager,
+                                 "latency_ms": r.latency_ms} for r in plan.won],
+               "fallback_cases": [{"case": r.case, "speedup_vs_eager": r.speedup_vs_eager} for r in plan.lost]}
     if as_json:
         emit_json(payload)
         return
-    click.echo(f"wrote node {node.node_id} of run {run.run_id} (fitness {node.fitness:.3f}) to {out}")
+    click.echo(f"wrote run {run.run_id}'s best node {node.node_id} (fitness {node.fitness:.3f}) to {out}")
     if plan.untimed:
         click.echo("  no per-case timings (untimed target): the kernel is used for every shape")
-    elif plan.lost:
-        click.echo("  shape-aware dispatch: PyTorch is used where the kernel was not faster than eager:")
-        for case, speedup in plan.lost:
-            click.echo(f"    {case}: {speedup:.2f}x vs eager -> falls back to PyTorch")
-        click.echo(f"  kernel and reference written next to it: {', '.join(plan.files[1:])}")
+        return
+    for r in plan.routes:
+        route = f"node {r.node_id}" if r.node_id is not None else "falls back to PyTorch"
+        click.echo(f"    {r.case}: {r.speedup_vs_eager:.2f}x vs eager -> {route}")
+    if len(plan.files) > 1:
+        click.echo(f"  shape-aware dispatch ({plan.timings_from}); kernels and reference written next to it: "
+                   f"{', '.join(plan.files[1:])}")
     else:
-        click.echo(f"  the kernel won every measured case ({plan.timings_from}): no fallback needed")
+        click.echo(f"  node {node.node_id} won every measured case ({plan.timings_from}): no dispatch needed")
+
+
+def _kernel_files(plan) -> list[str | None]:
+    """The file each kernel node was written to (None when ``out`` itself is the one kernel)."""
+    if len(plan.files) == 1:
+        return [plan.files[0]]
+    return plan.files[1:1 + len(plan.kernel_nodes)]
+
+
+def winner_evaluations(meta, objects, run_id: str, best_node: int) -> dict[int, dict]:
+    """node -> the evaluation that decides its routes: the fresh final re-measurement where the run made one
+    (``finish_run``), else the node's search-time evaluation; the best node and every per-case winner."""
+    from kernelevolve.runner import final_ref
+
+    nodes = [best_node] + sorted({n for n, _ in meta.case_winners(run_id).values()} - {best_node})
+    out = {}
+    for node_id in nodes:
+        ref = final_ref(run_id, node_id, node_id == best_node)
+        final = objects.get_json(ref) if objects.exists(ref) else None
+        if final and final.get("node_id") == node_id and final.get("status") == "ok":
+            out[node_id] = final
+        elif node_id == best_node or not objects.exists(f"runs/{run_id}/final.json"):
+            # no re-measurement of it: a run from before per-case winners, or one still in progress
+            out[node_id] = objects.get_json(objects.node_prefix(run_id, node_id) + "evaluation.json")
+    return out

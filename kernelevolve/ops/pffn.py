@@ -26,15 +26,23 @@ baddbmm accumulates in fp32, adds the (x.dtype-rounded) bias in fp32 and rounds 
 and rounds once; F.rms_norm computes in fp32 (weight multiply included) and rounds once. So a bf16 reference
 has four rounding points before the output: after bias1, GELU, RMSNorm1, bias2, plus the output's.
 
-Tolerances. bf16 (2e-2, 2e-2): outputs are RMS-normalised times U[0.5, 1.5) scales, so |y| <= ~6, where 1 ulp
-of bf16 is up to 0.03. A kernel that rounds where the reference rounds differs only where another fp32
-summation order flips an intermediate across a rounding boundary. Measured on the CPU (torch 2.13, Triton 3.9
-interpreter): the seed kernel vs the reference on the test cases, seeds 0-4: max abs error 2.4e-4 (the
-evaluator's own seeds: 7.8e-3). A stand-in for a GPU's summation order (GEMMs accumulated in fp64, every other
-rounding point kept) on the production D/H with B=1024, 6 features, 3 seeds: max error 0.031, at most 0.40 of
-the tolerance. In the same emulation a dropped bias is 17-24x the tolerance, a dropped RMSNorm scale 79-90x,
-an RMSNorm over the padded H instead of the true H 1.4-1.7x (the second RMSNorm hides most of it; the fp32
-test cases catch it at 300x), and tanh-approximated GELU stays below it (0.8x, not distinguishable in bf16).
+Tolerances. bf16: elementwise (0.1, 2e-2) plus a mean-absolute-error bound of 0.012. Outputs are
+RMS-normalised times U[0.5, 1.5) scales, so |y| <= ~7, where 1 ulp of bf16 is up to 0.03. A kernel that rounds
+where the reference rounds differs only where another fp32 summation order flips an intermediate across a
+rounding boundary, and at the production sizes (39-105 M outputs) the tail of those flips is long. Measured
+on an H200 (torch 2.11, triton 3.6, 2026-11-21, seed 0, all four production cases), max abs differences:
+torch.compile of this very reference vs eager 0.0625-0.094; eager bf16 vs the reference evaluated in fp64
+0.053-0.064; the seed kernel vs fp64 0.047-0.053 (as accurate as eager); the seed vs eager 0.0625. The
+tolerance first used here, (2e-2, 2e-2), set from a 6-feature CPU emulation (max 0.031), rejected
+torch.compile itself on 18-68 elements per case, so it measured summation order, not correctness; 0.1 admits
+the measured spread with a little room. Because a loose elementwise bound could hide a small systematic
+error, MEAN_ABS_ERR also bounds the mean over all elements: the bf16 reference's own mean error against fp64
+is 0.0039-0.0041 (CPU, 12 features per production shape), a candidate as accurate as it is then within about
+twice that of it, and 0.012 is three times. What still fails: a dropped bias (an emulated 17-24x the old
+tolerance, 0.34-0.48, so 3-5x the new one), a dropped RMSNorm scale (79-90x the old), and a RMSNorm over the
+padded H (0.03 max, but a bias of every element: the fp32 test cases catch it at 300x their tolerance; on a
+GPU, where only the bf16 production cases run, only the mean bound stands against it). tanh-approximated GELU
+passes, as before (not distinguishable in bf16).
 fp32 (1e-4, 1e-4), the project default: both sides are IEEE fp32 (the seed uses input_precision="ieee"; a CUDA
 fp32 bmm uses TF32 only when TF32 is enabled for CUDA matmuls, off by default, and the evaluator must leave it
 off); measured error of the seed 1.2e-6. TF32 dots would miss it (about 1e-3 relative).
@@ -105,8 +113,10 @@ def get_test_inputs(device="cpu") -> dict[str, tuple]:
     }
 
 
-# bf16: 2e-2 + 2e-2*|y| is about 5 bf16 ulps; the module docstring has the measurements behind it.
-TOLERANCES = {torch.float32: (1e-4, 1e-4), torch.bfloat16: (2e-2, 2e-2)}
+# bf16: the measured spread of legitimate implementations (torch.compile vs eager up to 0.094 on an H200), and a
+# mean bound three times the bf16 reference's own mean error; the module docstring has the measurements.
+TOLERANCES = {torch.float32: (1e-4, 1e-4), torch.bfloat16: (0.1, 2e-2)}
+MEAN_ABS_ERR = {torch.bfloat16: 0.012}
 
 
 def FLOPS(case) -> int:

@@ -250,6 +250,20 @@ class MetadataStore:
             "ORDER BY fitness DESC, node_id LIMIT ?",  # top-k, not a window over the whole run (3x at 100k)
             [run_id, k])
 
+    def case_winners(self, run_id: str) -> dict[str, tuple[int, float]]:
+        """case -> (node_id, latency_ms) of the fastest correct node on that case (ties: lower node_id).
+
+        Only nodes correct on every case compete: a kernel that fails one shape is not deployable on any,
+        since the dispatcher routes by shape and the failure may hide a bug the passing shapes missed."""
+        with self._file.session(write=False) as conn:
+            rows = conn.execute(
+                "SELECT e.case_name, e.node_id, e.latency_ms FROM evaluations e JOIN nodes n USING (run_id, node_id)"
+                " WHERE e.run_id = ? AND NOT n.is_buggy AND NOT isnan(n.fitness) AND e.latency_ms IS NOT NULL"
+                " AND e.latency_ms > 0"
+                " QUALIFY row_number() OVER (PARTITION BY e.case_name ORDER BY e.latency_ms, e.node_id) = 1"
+                " ORDER BY e.case_name", [run_id]).fetchall()
+        return {case: (node_id, latency) for case, node_id, latency in rows}
+
     def best_for_op(self, op: str, k: int, hw: str, exclude_run: str | None = None) -> list[dict[str, Any]]:
         """Distinct correct kernels of ``op`` from other runs, for seeding a new run: each target's best in
         turn (``hw`` first, because fitness is only comparable within a target), then each target's second."""
@@ -340,10 +354,10 @@ class MetadataStore:
                          [status, time.time(), campaign_id])
 
     def campaign_runs(self, campaign_id: str) -> dict[int, RunRecord]:
-        """slot -> run, for the runs a campaign has created so far."""
+        """slot -> run, for the runs a campaign has created so far (the newest, where a slot has several)."""
         with self._file.session(write=False) as conn:
             rows = conn.execute(f"SELECT {_RUN_SELECT} FROM runs WHERE json_extract_string(config, "
-                                "'$.campaign.id') = ?", [campaign_id]).fetchall()
+                                "'$.campaign.id') = ? ORDER BY created_at, run_id", [campaign_id]).fetchall()
         runs = [self._run(row) for row in rows]
         return {int(r.config["campaign"]["slot"]): r for r in runs}
 

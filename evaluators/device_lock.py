@@ -1,0 +1,40 @@
+"""One timing at a time per GPU, across every evaluation process on the host.
+
+Why: a sweep or campaign runs several evaluations at once to overlap their CPU work (imports, Triton and
+Inductor compilation, correctness checks), but two processes timing kernels on one GPU share its SMs and
+memory bandwidth and both measure nonsense. An exclusive ``flock`` per device, held only around the timed
+loop, keeps the overlap and the numbers. A lock file (not a Ray or multiprocessing primitive) because the
+evaluators are separate processes started by different executors, and the kernel drops the lock when its
+holder dies, so a crashed candidate cannot wedge the GPU. Stdlib only, like the rest of ``evaluators``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def lock_path(device_index: int) -> Path:
+    """One file per physical device: CUDA_VISIBLE_DEVICES renumbers devices, so it is part of the name."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "all").replace(",", "_") or "none"
+    folder = Path(os.environ.get("KE_DEVICE_LOCK_DIR", tempfile.gettempdir()))
+    return folder / f"ke-timing-{visible}-{device_index}.lock"
+
+
+@contextmanager
+def exclusive_device(device_index: int) -> Iterator[float]:
+    """Hold the device's timing lock; yields the seconds spent waiting for it."""
+    path = lock_path(device_index)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with open(path, "a+") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield time.monotonic() - started
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -1,0 +1,109 @@
+"""The coverage matrix of an ATen sweep: one row per op on one target, built from the run store.
+
+A row is correct only when its run holds a node that passed every case on fresh inputs (the evaluator's
+rule; nothing here re-judges). Speedups and the fraction of the bandwidth floor come from the run's fresh
+final re-measurement when it made one, else from the best node's own evaluation. Per op, the fraction of
+floor is the median over its production cases; the summary's figure for bandwidth-bound ops is the median
+over those ops, and its speedups are geometric means over the ops that were timed.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from evaluators.result import geomean
+from kernelevolve.aten.op import AtenOp
+from kernelevolve.store.metadata import MetadataStore
+from kernelevolve.store.objects import ObjectStore
+from kernelevolve.store.records import RunRecord
+
+
+def _evaluation(meta: MetadataStore, objects: ObjectStore, run: RunRecord, node_id: int) -> dict[str, Any]:
+    final_ref = f"runs/{run.run_id}/final.json"
+    final = objects.get_json(final_ref) if objects.exists(final_ref) else None
+    if final and final.get("node_id") == node_id and final.get("status") == "ok":
+        return final
+    return objects.get_json(objects.node_prefix(run.run_id, node_id) + "evaluation.json")
+
+
+def coverage_row(meta: MetadataStore, objects: ObjectStore, op: AtenOp, run: RunRecord | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"op": op.name, "family": op.family, "category": op.category,
+                           "bandwidth_bound": op.bandwidth_bound, "correct": False, "status": "not run",
+                           "reason": "", "run_id": run.run_id if run else None, "node_id": None, "nodes": 0,
+                           "speedup_vs_eager": None, "speedup_vs_compile": None, "fraction_of_floor": None,
+                           "cases": []}
+    if run is None:
+        return row
+    row["nodes"] = meta.count_nodes(run.run_id)
+    best = meta.best_nodes(run.run_id, 1)
+    if not best:
+        failures = meta.failure_summary(run.run_id)
+        if failures:
+            status, _, reason = failures[0]
+            row.update(status=status, reason=reason)
+        else:
+            row.update(status=run.status, reason="no node evaluated yet")
+        return row
+    node = best[0]
+    evaluation = _evaluation(meta, objects, run, node.node_id)
+    cases = [{k: c.get(k) for k in ("name", "latency_ms", "eager_ms", "compile_ms", "floor_ms", "fraction_of_floor")}
+             for c in evaluation.get("cases", [])]
+    fractions = [c["fraction_of_floor"] for c in cases if c.get("fraction_of_floor")]
+    gpu = (evaluation.get("extra") or {}).get("gpu") or {}
+    row.update(correct=True, status="ok", node_id=node.node_id, cases=cases,
+               gpu={k: gpu.get(k) for k in ("name", "torch", "triton", "driver_version")} if gpu else None,
+               timed=bool(evaluation.get("timed")), simulated=bool(evaluation.get("simulated")),
+               speedup_vs_eager=evaluation.get("speedup_vs_eager"),
+               speedup_vs_compile=evaluation.get("speedup_vs_compile"),
+               fraction_of_floor=statistics.median(fractions) if fractions else None)
+    return row
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    bandwidth = [r["fraction_of_floor"] for r in rows if r["correct"] and r["bandwidth_bound"]
+                 and r["fraction_of_floor"]]
+    by_family: dict[str, list[int]] = {}
+    for r in rows:
+        counts = by_family.setdefault(r["family"], [0, 0])
+        counts[0] += int(r["correct"])
+        counts[1] += 1
+    return {
+        "correct": sum(r["correct"] for r in rows), "total": len(rows),
+        "geomean_speedup_vs_eager": geomean([r["speedup_vs_eager"] for r in rows if r["speedup_vs_eager"]]),
+        "geomean_speedup_vs_compile": geomean([r["speedup_vs_compile"] for r in rows if r["speedup_vs_compile"]]),
+        "median_fraction_of_floor_bandwidth_bound": statistics.median(bandwidth) if bandwidth else None,
+        "bandwidth_bound_ops_timed": len(bandwidth),
+        "by_family": {f: {"correct": c, "total": t} for f, (c, t) in sorted(by_family.items())},
+    }
+
+
+def _f(value: Any, digits: int = 2, suffix: str = "") -> str:
+    return "-" if value is None else f"{value:.{digits}f}{suffix}"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The matrix as a markdown page: provenance, the summary, failures first, then every op."""
+    s = report["summary"]
+    lines = [f"# ATen coverage sweep on `{report['target']}`", "",
+             f"- device: {report.get('device')}; torch {report.get('torch')}, triton {report.get('triton')}; "
+             f"{report.get('date')}",
+             f"- command: `{report.get('command')}`",
+             f"- timing: {report.get('timing')}",
+             f"- **{s['correct']}/{s['total']} correct**; geomean speedup vs eager "
+             f"{_f(s['geomean_speedup_vs_eager'])}x, "
+             f"vs torch.compile {_f(s['geomean_speedup_vs_compile'])}x; median fraction of the bandwidth floor "
+             f"over {s['bandwidth_bound_ops_timed']} bandwidth-bound ops: "
+             f"{_f(s['median_fraction_of_floor_bandwidth_bound'])}",
+             "- by family: " + ", ".join(f"{f} {v['correct']}/{v['total']}" for f, v in s["by_family"].items()),
+             "", "| op | family | correct | status / reason | vs eager | vs compile | of floor | run |",
+             "|---|---|---|---|---|---|---|---|"]
+    ordered = sorted(report["ops"], key=lambda r: r["correct"])  # failures first: they are what to read
+    for r in ordered:
+        reason = r["status"] if r["correct"] else f"{r['status']}: {' '.join(str(r['reason']).split())[:160]}"
+        reason = reason.replace("|", "\\|")
+        lines.append(f"| {r['op']} | {r['family']} | {'yes' if r['correct'] else '**no**'} | {reason} | "
+                     f"{_f(r['speedup_vs_eager'], suffix='x')} | {_f(r['speedup_vs_compile'], suffix='x')} | "
+                     f"{_f(r['fraction_of_floor'])} | {r['run_id'] or '-'} |")
+    lines += ["", f"{s['correct']}/{s['total']} correct"]
+    return "\n".join(lines) + "\n"

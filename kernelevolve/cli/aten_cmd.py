@@ -1,0 +1,149 @@
+"""``ke aten-sweep``: the ATen coverage suite on one target, as a resumable campaign, ending in a matrix."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from kernelevolve.cli.common import emit_json, json_option, open_state, state_options
+from kernelevolve.errors import UserError
+from search.policy import STRATEGIES
+
+
+@click.command("aten-sweep")
+@click.option("--hw", "hw", required=True, help="Hardware target (see 'ke hw list').")
+@click.option("--ops", "ops", default=None, help="Comma-separated globs over op names, e.g. 'log*,add.*' "
+              "(default: all 160).")
+@click.option("--budget", type=int, default=1, show_default=True,
+              help="Candidates per op: 1 checks the template lowering; more searches its tunables for speed.")
+@click.option("--strategy", default="greedy", show_default=True, help="|".join(STRATEGIES))
+@click.option("--simulate", is_flag=True, help="Estimate time on a device target with the simulator.")
+@click.option("--concurrency", type=int, default=1, show_default=True, help="Evaluations in flight.")
+@click.option("--executor", default=None, help="local|ray (default: ray when installed; env KE_EXECUTOR).")
+@click.option("--ray-address", default=None, help="Join this Ray cluster instead of starting a local one.")
+@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
+              help="Per-phase evaluation timeout in seconds.")
+@click.option("--out", "out", default=None, type=click.Path(dir_okay=False),
+              help="Path prefix of the matrix (.json and .md); default <state-dir>/aten_sweep_<hw>.")
+@state_options
+@json_option
+def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, executor, ray_address, timeout_s, out,
+                   state_dir, store_url, as_json) -> None:
+    """Run the 160-op ATen suite on a target; re-running it resumes. Ends with 'N/160 correct'."""
+    from interpreters.targets import UnknownTarget, get_target
+    from kernelevolve.aten.sweep import SweepOptions, select_ops
+    from kernelevolve.cli.search_cmd import check_target
+    from kernelevolve.execution import check_executor, default_executor, open_execution
+    from kernelevolve.state import resolve_state
+
+    for name, value in (("--budget", budget), ("--concurrency", concurrency)):
+        if value < 1:
+            raise UserError(f"{name} must be at least 1, got {value}")
+    if timeout_s <= 0:
+        raise UserError(f"--timeout must be positive, got {timeout_s:g}")
+    if strategy not in STRATEGIES:
+        raise UserError(f"unknown strategy '{strategy}' (known: {', '.join(STRATEGIES)})")
+    try:
+        target = get_target(hw)
+    except UnknownTarget as exc:
+        raise UserError(exc.args[0]) from None
+    selected = select_ops(ops)
+    executor = executor or default_executor()
+    check_executor(executor, ray_address)
+    if not ray_address:
+        check_target(target, simulate)
+    opts = SweepOptions(hw=hw, budget=budget, strategy=strategy, simulate=simulate or target.always_simulated,
+                        timeout_s=timeout_s, concurrency=concurrency, executor=executor)
+    paths = resolve_state(state_dir, store_url)
+    out_prefix = Path(out) if out else paths.root / f"aten_sweep_{hw}"
+    if not out_prefix.parent.is_dir() and out:
+        raise UserError(f"cannot write {out}: folder {out_prefix.parent} does not exist")
+    execution = open_execution(executor, ray_address, [hw], concurrency, paths.scratch)
+    try:
+        report, failures = _sweep(selected, opts, execution, state_dir, store_url)
+    finally:
+        execution.close()  # before printing: while Ray runs, stdout is lent to stderr
+    report["command"] = "ke aten-sweep " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["aten-sweep"] else [])
+    _write(report, out_prefix)
+    summary = report["summary"]
+    if as_json:
+        emit_json({"target": hw, "correct": summary["correct"], "total": summary["total"],
+                   "summary": summary, "files": report["files"], "ops": report["ops"],
+                   "failures": failures})
+    else:
+        for row in report["ops"]:
+            if not row["correct"]:
+                click.echo(f"  {row['op']}: {row['status']}: {' '.join(str(row['reason']).split())[:200]}")
+        click.echo(f"matrix: {report['files'][0]} and {report['files'][1]}")
+        click.echo(f"{summary['correct']}/{summary['total']} correct")
+    if failures or summary["correct"] != summary["total"]:
+        sys.exit(1)
+
+
+def _sweep(selected, opts, execution, state_dir, store_url) -> tuple[dict, list]:
+    from kernelevolve.aten.matrix import coverage_row, summarize
+    from kernelevolve.aten.sweep import plan_sweep
+    from kernelevolve.cli.progress import SweepProgress
+    from kernelevolve.run_setup import drive
+
+    paths, meta, objects = open_state(state_dir, store_url, create=True)
+    plan = plan_sweep(meta, objects, selected, opts, paths.root / "aten" / "specs")
+    progress = SweepProgress(f"aten-sweep {opts.hw}", len(selected), len(selected) - len(plan.to_drive))
+    progress.note(f"aten-sweep on {opts.hw} [{opts.campaign_name}, campaign {plan.campaign_id}]: "
+                  f"{len(selected)} ops; {plan.reused} already done, {plan.resumed} resumed, {plan.created} new; "
+                  f"{opts.concurrency} in flight on {opts.executor}")
+    failures: list = []
+    try:
+        if plan.to_drive:
+            _, failures = drive(plan.to_drive, meta, objects, execution, opts.concurrency, progress.track)
+    finally:
+        progress.close()
+    runs = {name: meta.get_run(run.run_id) for name, run in plan.runs.items()}
+    rows = [coverage_row(meta, objects, op, runs.get(op.name)) for op in selected]
+    report = {"target": opts.hw, "simulated": opts.simulate, "budget": opts.budget, "strategy": opts.strategy,
+              "campaign_id": plan.campaign_id, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+              **_provenance(rows, opts), "summary": summarize(rows), "ops": rows}
+    return report, [{"run_id": r, "error": e} for r, e in failures]
+
+
+def _provenance(rows: list[dict], opts) -> dict:
+    """Which device and versions produced the numbers: the evaluator's own record when timed on a GPU."""
+    import importlib.metadata as md
+
+    def version(name: str) -> str | None:
+        try:
+            return md.version(name)
+        except md.PackageNotFoundError:
+            return None
+
+    info = {"device": opts.hw, "torch": version("torch"), "triton": version("triton"),
+            "timing": "none: correctness only (the CPU interpreter is not a timing target)"}
+    gpu = next((r["gpu"] for r in rows if r.get("gpu")), None)
+    if gpu:  # what the evaluator recorded on the device, not this host's packages
+        info.update(device=gpu.get("name"), torch=gpu.get("torch"), triton=gpu.get("triton"),
+                    driver=gpu.get("driver_version"))
+    if opts.simulate:
+        info["timing"] = f"simulated {opts.hw} (cost model over counted memory traffic and instructions)"
+    elif opts.hw != "cpu":
+        info["timing"] = ("CUDA events, candidate, eager and torch.compile interleaved, L2 flushed, medians; "
+                          "one process times at a time (device lock)")
+    return info
+
+
+def _write(report: dict, prefix: Path) -> None:
+    import json
+
+    from kernelevolve.aten.matrix import markdown
+
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    stem = prefix.name.removesuffix(".json").removesuffix(".md")
+    json_path, md_path = prefix.parent / f"{stem}.json", prefix.parent / f"{stem}.md"
+    report["files"] = [str(json_path), str(md_path)]
+    try:
+        json_path.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
+        md_path.write_text(markdown(report), encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write the matrix to {prefix}: {exc.strerror or exc}") from None

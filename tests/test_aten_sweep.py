@@ -1,0 +1,158 @@
+"""``ke aten-sweep``: the 160-op suite as a resumable campaign, ending in a coverage matrix.
+
+The two full sweeps are the issue's acceptance runs (cpu on a real local Ray cluster, mtia-v3 simulated);
+the rest check the contract on a few ops: the matrix files and ``--json`` shape, the summary line, resume
+after SIGKILL, a failing op reported (not fatal), and one-line errors for bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT, run_ke
+
+from evaluators.identity import source_hash
+from evaluators.result import EvaluationResult
+from kernelevolve.aten import SUITE, get_op
+from kernelevolve.aten.matrix import coverage_row, markdown, summarize
+from kernelevolve.aten.sweep import materialize_spec, select_ops
+from kernelevolve.errors import UserError
+from kernelevolve.operators.base import Proposal
+from kernelevolve.runner import SearchConfig, create_run, persist_node
+from kernelevolve.store.metadata import MetadataStore
+from kernelevolve.store.objects import ObjectStore
+
+FEW = "abs.default,sum.dim_IntList,cumsum.default,gather.default"
+
+
+def _sweep(state: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 1800):
+    return run_ke("aten-sweep", *args, "--state-dir", str(state), env=env, timeout=timeout)
+
+
+def test_subset_writes_the_matrix_and_a_rerun_is_a_no_op(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    out = tmp_path / "matrix" / "cpu_few"
+    out.parent.mkdir()
+    first = _sweep(state, "--hw", "cpu", "--ops", FEW, "--out", str(out), "--json")
+    assert first.returncode == 0, first.stderr
+    report = first.json()
+    assert (report["target"], report["correct"], report["total"]) == ("cpu", 4, 4)
+    assert [r["op"] for r in report["ops"]] == FEW.split(",")  # suite order
+    assert all(r["correct"] and r["status"] == "ok" and r["run_id"] for r in report["ops"])
+    stored = json.loads((tmp_path / "matrix" / "cpu_few.json").read_text())
+    assert stored["summary"]["correct"] == 4 and stored["summary"]["by_family"]["scan"] == {"correct": 1, "total": 1}
+    page = (tmp_path / "matrix" / "cpu_few.md").read_text()
+    assert page.rstrip().endswith("4/4 correct") and "| cumsum.default | scan | yes |" in page
+    assert "4 new" in first.stderr
+
+    again = _sweep(state, "--hw", "cpu", "--ops", FEW, "--out", str(out))
+    assert again.returncode == 0, again.stderr
+    assert "4 already done, 0 resumed, 0 new" in again.stderr
+    assert again.stdout.strip().splitlines()[-1] == "4/4 correct"
+    runs = run_ke("runs", "--json", "--state-dir", str(state)).json()["runs"]
+    assert sorted(r["op"] for r in runs) == sorted("aten." + name for name in FEW.split(","))  # nothing redone
+
+    bigger = _sweep(state, "--hw", "cpu", "--ops", "abs.default", "--budget", "2", "--json")
+    assert bigger.returncode == 0, bigger.stderr
+    assert "1 new" in bigger.stderr and bigger.json()["ops"][0]["nodes"] == 2  # a larger budget is a new run
+
+
+def test_sigkill_mid_sweep_then_the_same_command_finishes_it(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    ops = "abs.default,neg.default,sqrt.default,exp.default,sum.default,amax.default"
+    env = {**os.environ, "PYTHONPATH": REPO_ROOT, "KE_EXECUTOR": "local"}
+    proc = subprocess.Popen([sys.executable, "-m", "kernelevolve.cli.main", "aten-sweep", "--hw", "cpu", "--ops", ops,
+                             "--state-dir", str(state)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=REPO_ROOT)
+    meta, deadline = None, time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (state / "ke.duckdb").exists():
+            meta = meta or MetadataStore(state / "ke.duckdb")
+            if sum(r.status == "completed" for r in meta.list_runs()) >= 2:
+                break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the sweep finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = sum(r.status == "completed" for r in meta.list_runs())
+    assert 2 <= done < 6
+    resumed = _sweep(state, "--hw", "cpu", "--ops", ops, "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{done} already done" in resumed.stderr
+    assert resumed.json()["correct"] == 6
+    assert len(meta.list_runs()) == 6, "every op has exactly one run: none was started twice"
+
+
+def test_a_failing_op_is_a_row_with_its_reason(tmp_path: Path) -> None:
+    """The matrix reads failures from the store: a run whose only node was incorrect is 'no', with the reason."""
+    op = get_op("abs.default")
+    meta, objects = MetadataStore(tmp_path / "ke.duckdb"), ObjectStore(str(tmp_path / "artifacts"))
+    path, text = materialize_spec(op, tmp_path / "specs")
+    run = create_run(meta, objects, SearchConfig(op="aten.abs.default", spec_path=str(path), hw="cpu",
+                                                 strategy="greedy", budget=1), text, {"aten": op.name})
+    bad = EvaluationResult.failure("incorrect", "case 1000_fp32: max abs error 2 exceeds atol=0.0001")
+    persist_node(meta, objects, run, "offline", 1, None, Proposal("x = 1\n", {}), source_hash("x = 1\n"), bad)
+    row = coverage_row(meta, objects, op, meta.get_run(run.run_id))
+    assert (row["correct"], row["status"]) == (False, "incorrect") and "max abs error 2" in row["reason"]
+    missing = coverage_row(meta, objects, get_op("neg.default"), None)
+    assert (missing["correct"], missing["status"]) == (False, "not run")
+    summary = summarize([row, missing])
+    assert (summary["correct"], summary["total"]) == (0, 2)
+    page = markdown({"target": "cpu", "summary": summary, "ops": [row, missing]})
+    assert "| abs.default | elementwise | **no** | incorrect: case 1000_fp32" in page
+    assert page.rstrip().endswith("0/2 correct")
+
+
+def test_op_globs_select_in_suite_order_and_a_typo_is_an_error() -> None:
+    logs = select_ops("log*")
+    assert logs and all(op.name.startswith("log") for op in logs)
+    assert [op.name for op in logs] == [op.name for op in SUITE if op.name.startswith("log")]
+    assert len(select_ops(None)) == 160 and select_ops("abs_default")[0].name == "abs.default"
+    with pytest.raises(UserError, match="no suite op matches 'lgo\\*'"):
+        select_ops("log*,lgo*")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--hw", "cpu", "--ops", "nosuchop*"], "no suite op matches 'nosuchop*'"),
+    (["--hw", "cpu", "--budget", "0"], "--budget must be at least 1"),
+    (["--hw", "tpu9"], "tpu9"),
+    (["--hw", "cpu", "--strategy", "annealing"], "unknown strategy 'annealing'"),
+    (["--hw", "cpu", "--out", "/nonexistent-dir/m"], "folder /nonexistent-dir does not exist"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    result = _sweep(tmp_path / "state", *args)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ke: error:") and message in lines[0]
+    assert not (tmp_path / "state" / "ke.duckdb").exists()  # nothing written before the input was checked
+
+
+def test_full_suite_on_cpu_through_ray_is_160_of_160(tmp_path: Path) -> None:
+    """Issue #8's acceptance run on the CPU interpreter, on a private local Ray cluster (the default executor)."""
+    out = tmp_path / "aten_sweep_cpu"
+    result = _sweep(tmp_path / "state", "--hw", "cpu", "--concurrency", "2", "--out", str(out),
+                    env={"KE_EXECUTOR": "ray"}, timeout=2400)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == "160/160 correct"
+    assert "ray_connected" in result.stderr
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["summary"]["correct"] == 160 and len({r["op"] for r in report["ops"]}) == 160
+
+
+def test_full_suite_on_simulated_mtia_v3_is_160_of_160(tmp_path: Path) -> None:
+    """Issue #8's acceptance run on the simulated MTIA: every op correct, with a modelled time per op."""
+    out = tmp_path / "aten_sweep_mtia"
+    result = _sweep(tmp_path / "state", "--hw", "mtia-v3", "--concurrency", "2", "--out", str(out),
+                    timeout=3000)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == "160/160 correct"
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert all(r["simulated"] and r["speedup_vs_eager"] for r in report["ops"])
+    assert report["summary"]["median_fraction_of_floor_bandwidth_bound"] is not None
