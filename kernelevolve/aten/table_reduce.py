@@ -63,10 +63,11 @@ REDUCTIONS = (
 )
 
 SCANS = (
-    scan("cumsum.default", "x", "cumsum.default(x, -1)", "cumsum", F + ("int32", "bool"), SUM_TYPE),
-    scan("cumprod.default", "x:near1", "cumprod.default(x, -1)", "cumprod", F + ("int32",), SUM_TYPE),
+    scan("cumsum.default", "x", "cumsum.default(x, -1)", "cumsum", F + ("int32", "bool"), SUM_TYPE, acc32=True),
+    scan("cumprod.default", "x:near1", "cumprod.default(x, -1)", "cumprod", F + ("int32",), SUM_TYPE, acc32=True),
     # tl.associative_scan runs one combine per element in Triton's CPU interpreter: shorter test rows
     scan("cummax.default", "x:small", "cummax.default(x, -1)", "cummax", F + ("int32",), small=True),
     scan("cummin.default", "x:small", "cummin.default(x, -1)", "cummin", F + ("int64",), small=True),
-    scan("logcumsumexp.default", "x", "logcumsumexp.default(x, -1)", "logcumsumexp", F, flops=6, small=True),
+    scan("logcumsumexp.default", "x", "logcumsumexp.default(x, -1)", "logcumsumexp", F, flops=6, small=True,
+         acc32=True),
 )

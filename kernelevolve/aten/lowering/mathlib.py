@@ -207,6 +207,19 @@ def _remainder(a, b):
     return tl.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
 ''')
 
+_helper("_fmod", '''
+@triton.jit
+def _fmod(a, b, IS_FP: tl.constexpr):
+    # C fmod (sign of the dividend), exact like ATen's ::fmod. fp32 '%' is not exact on NVIDIA GPUs (LLVM
+    # expands frem to a - b * trunc(a / b) with an approximate fp32 division: off by up to |b| when the
+    # quotient is near an integer). In fp64 the same expansion is exact for fp32 operands with |a/b| < 2^24:
+    # the quotient is correctly rounded, trunc * b fits 53 bits, and the difference is representable.
+    if IS_FP:
+        return (a.to(tl.float64) % b.to(tl.float64)).to(tl.float32)
+    else:
+        return a % b
+''')
+
 _helper("_mul_combine", '''
 @triton.jit
 def _mul_combine(a, b):
