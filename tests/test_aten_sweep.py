@@ -156,3 +156,27 @@ def test_full_suite_on_simulated_mtia_v3_is_160_of_160(tmp_path: Path) -> None:
     report = json.loads(out.with_suffix(".json").read_text())
     assert all(r["simulated"] and r["speedup_vs_eager"] for r in report["ops"])
     assert report["summary"]["median_fraction_of_floor_bandwidth_bound"] is not None
+
+
+def test_an_llm_operator_writes_the_kernels_when_configured(tmp_path: Path) -> None:
+    """``--operator anthropic``: the official SDK against the loopback Messages server (a scripted double, not a
+    model), whose fenced reply is the op's lowering; the sweep's own campaign is kept apart from offline's."""
+    from fake_llm_server import FakeMessagesServer
+
+    from kernelevolve.aten import lower
+
+    state = tmp_path / "state"
+    with FakeMessagesServer("plain", lambda n: lower(get_op("abs.default"))) as server:
+        result = _sweep(state, "--hw", "cpu", "--ops", "abs.default", "--operator", "anthropic", "--json",
+                        env={"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key-not-real",
+                             "KE_LLM_MAX_RETRIES": "1"})
+        assert result.returncode == 0, result.stderr
+        prompt = server.requests[0]["body"]["messages"][0]["content"]
+    assert result.json()["correct"] == 1 and "aten-sweep@cpu+anthropic" in result.stderr
+    assert "torch.ops.aten.abs.default" in json.dumps(prompt)  # the operator saw the rendered spec
+    run_id = result.json()["ops"][0]["run_id"]
+    (node,) = MetadataStore(state / "ke.duckdb").nodes(run_id)
+    assert node.operator_meta["reply"] == "fenced block" and node.status == "ok"
+    missing_key = _sweep(state, "--hw", "cpu", "--ops", "abs.default", "--operator", "anthropic",
+                         env={"ANTHROPIC_API_KEY": ""})
+    assert missing_key.returncode == 2 and "needs ANTHROPIC_API_KEY" in missing_key.stderr

@@ -45,10 +45,14 @@ class SweepOptions:
     timeout_s: float = 120.0
     concurrency: int = 1
     executor: str = "local"
+    operator: str = "offline"
+    model: str | None = None
 
     @property
     def campaign_name(self) -> str:
-        return f"{CAMPAIGN_PREFIX}{self.hw}{'+sim' if self.simulate else ''}"
+        """One campaign per target (simulated or not) and operator: their results are not interchangeable."""
+        suffix = ("+sim" if self.simulate else "") + ("" if self.operator == "offline" else f"+{self.operator}")
+        return f"{CAMPAIGN_PREFIX}{self.hw}{suffix}"
 
 
 def select_ops(patterns: str | None) -> list[AtenOp]:
@@ -134,7 +138,8 @@ def plan_sweep(meta: MetadataStore, objects: ObjectStore, ops: list[AtenOp], opt
             continue
         cfg = SearchConfig(op=RUN_OP_PREFIX + op.name, spec_path=str(path), hw=opts.hw, strategy=opts.strategy,
                            budget=opts.budget, drafts=1, timeout_s=opts.timeout_s, simulate=opts.simulate,
-                           concurrency=opts.concurrency, executor=opts.executor, reuse=False)
+                           concurrency=opts.concurrency, executor=opts.executor, reuse=False,
+                           operator=opts.operator, model=opts.model)
         run = create_run(meta, objects, cfg, text, {"aten": op.name, "seeded_from": [], "campaign": {
             "id": campaign_id, "slot": slot_of(op), "name": opts.campaign_name}})
         plan.runs[op.name], plan.created = run, plan.created + 1

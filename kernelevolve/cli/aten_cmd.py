@@ -22,6 +22,9 @@ from search.policy import STRATEGIES
 @click.option("--strategy", default="greedy", show_default=True, help="|".join(STRATEGIES))
 @click.option("--simulate", is_flag=True, help="Estimate time on a device target with the simulator.")
 @click.option("--concurrency", type=int, default=1, show_default=True, help="Evaluations in flight.")
+@click.option("--operator", "operator_name", default="offline", show_default=True,
+              help="offline (template lowering, then tunables) | anthropic | openai (an LLM writes the kernels).")
+@click.option("--model", default=None, help="Model name for an LLM operator.")
 @click.option("--executor", default=None, help="local|ray (default: ray when installed; env KE_EXECUTOR).")
 @click.option("--ray-address", default=None, help="Join this Ray cluster instead of starting a local one.")
 @click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
@@ -30,18 +33,18 @@ from search.policy import STRATEGIES
               help="Path prefix of the matrix (.json and .md); default <state-dir>/aten_sweep_<hw>.")
 @state_options
 @json_option
-def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, executor, ray_address, timeout_s, out,
-                   state_dir, store_url, as_json) -> None:
+def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_name, model, executor, ray_address,
+                   timeout_s, out, state_dir, store_url, as_json) -> None:
     """Run the 160-op ATen suite on a target; re-running it resumes. Ends with 'N/160 correct'."""
     from interpreters.targets import UnknownTarget, get_target
     from kernelevolve.aten.sweep import SweepOptions, select_ops
-    from kernelevolve.cli.search_cmd import check_target
+    from kernelevolve.cli.search_cmd import reject_unsupported, check_target
     from kernelevolve.execution import check_executor, default_executor, open_execution
     from kernelevolve.state import resolve_state
 
-    for name, value in (("--budget", budget), ("--concurrency", concurrency)):
-        if value < 1:
-            raise UserError(f"{name} must be at least 1, got {value}")
+    if budget < 1:
+        raise UserError(f"--budget must be at least 1, got {budget}")
+    reject_unsupported(concurrency, operator_name, model, None)
     if timeout_s <= 0:
         raise UserError(f"--timeout must be positive, got {timeout_s:g}")
     if strategy not in STRATEGIES:
@@ -56,7 +59,8 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, executor, r
     if not ray_address:
         check_target(target, simulate)
     opts = SweepOptions(hw=hw, budget=budget, strategy=strategy, simulate=simulate or target.always_simulated,
-                        timeout_s=timeout_s, concurrency=concurrency, executor=executor)
+                        timeout_s=timeout_s, concurrency=concurrency, executor=executor, operator=operator_name,
+                        model=model)
     paths = resolve_state(state_dir, store_url)
     out_prefix = Path(out) if out else paths.root / f"aten_sweep_{hw}"
     if not out_prefix.parent.is_dir() and out:

@@ -52,7 +52,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
     from kernelevolve.state import resolve_state
 
     executor = executor or default_executor()
-    _reject_unsupported(concurrency, operator_name, model, max_cost)
+    reject_unsupported(concurrency, operator_name, model, max_cost)
     try:
         roots = tuple(str(p) for p in code_roots(code_root))
     except CodeRootError as exc:
@@ -123,7 +123,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
         sys.exit(1)
 
 
-def _reject_unsupported(concurrency: int, operator_name: str, model: str | None, max_cost: float | None) -> None:
+def reject_unsupported(concurrency: int, operator_name: str, model: str | None, max_cost: float | None) -> None:
     import os
 
     if concurrency < 1:
