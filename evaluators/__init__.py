@@ -1,4 +1,6 @@
 """What "evaluate a candidate" means. Imports only torch, triton, numpy and the standard library,
 so this package runs alone on any GPU host."""
 
-EVALUATOR_VERSION = "0.1.0"
+# Part of every cached evaluation's key: bump it whenever a verdict could change for the same candidate
+# and spec. 0.2.0: specs' MEAN_ABS_ERR bound; a fresh-input call whose sizes differ from the first's.
+EVALUATOR_VERSION = "0.2.0"

@@ -50,8 +50,8 @@ def run_candidate(
             kept = [t.detach().clone() for t in out1]
             # The second call reuses the first call's input tensors, refilled with fresh values: a result
             # memoised on object identity or data_ptr then returns stale data and fails the judge.
-            refill(inputs, fresh[name])
-            out2, n2 = _guarded_call(candidate, inputs, name)
+            second = refill(inputs, fresh[name])
+            out2, n2 = _guarded_call(candidate, second, name)
             for before, after in zip(kept, out1, strict=False):
                 if not _same(before, after):
                     raise Rejected(f"case {name}: output of the first call changed during the second call "
@@ -67,11 +67,29 @@ def run_candidate(
     return report, outputs
 
 
-def refill(targets: Case, sources: Case) -> None:
+def refill(targets: Case, sources: Case) -> Case:
+    """The second call's inputs: the first call's tensors refilled in place when the fresh case has the same
+    structure, else the fresh case itself. Data-dependent ops (jagged lengths drawn per seed) change sizes or
+    scalar arguments between seeds; reusing the buffers is then impossible, and new objects already defeat
+    a cache keyed on identity."""
+    same = len(targets) == len(sources) and all(_same_structure(t, s) for t, s in zip(targets, sources, strict=False))
+    if not same:
+        return sources
     with torch.no_grad():
         for target, source in zip(targets, sources, strict=True):
             if isinstance(target, torch.Tensor):
                 target.copy_(source)
+    return targets
+
+
+def _same_structure(target: Any, source: Any) -> bool:
+    if isinstance(target, torch.Tensor) or isinstance(source, torch.Tensor):
+        return (isinstance(target, torch.Tensor) and isinstance(source, torch.Tensor)
+                and target.shape == source.shape and target.dtype == source.dtype)
+    try:
+        return bool(target == source)
+    except Exception:  # noqa: BLE001 - e.g. lists holding tensors: not comparable, so not reusable in place
+        return False
 
 
 def _guarded_call(model: torch.nn.Module, inputs: Case, case: str) -> tuple[list[torch.Tensor], int]:

@@ -89,3 +89,20 @@ def test_speedups_above_10x_are_reverified_on_fresh_seeds(worker) -> None:
     cheat = worker.evaluate({**job(CANDIDATES / "double_seed_cheat.py"), "spec_path": str(spec),
                              "simulate": hardware})
     assert cheat.status == "incorrect" and "failed re-verification on fresh seeds" in cheat.reason, cheat.reason
+
+
+def test_inputs_whose_size_depends_on_the_seed_get_a_fresh_second_call(worker) -> None:
+    """Jagged ops draw lengths per seed, so the fresh-input call cannot refill the first call's buffers: it
+    gets the fresh tensors instead (before, copying them into the old buffers failed the evaluation)."""
+    from evaluators.correctness import refill
+
+    spec = HERE / "specs" / "seeded_length_swish.py"
+    result = worker.evaluate({**job(SEED), "spec_path": str(spec), "cases": "prod"})
+    assert result.status == "ok", result.reason
+    import torch
+
+    a, b = (torch.zeros(3),), (torch.ones(3),)
+    assert refill(a, b) is a and torch.equal(a[0], b[0])  # same structure: refilled in place
+    c = (torch.ones(5),)
+    assert refill(a, c) is c  # another size: the fresh case itself
+    assert refill((torch.zeros(3), 4), (torch.ones(3), 5))[1] == 5  # a scalar argument that changed

@@ -38,7 +38,7 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_na
     """Run the 160-op ATen suite on a target; re-running it resumes. Ends with 'N/160 correct'."""
     from interpreters.targets import UnknownTarget, get_target
     from kernelevolve.aten.sweep import SweepOptions, select_ops
-    from kernelevolve.cli.search_cmd import reject_unsupported, check_target
+    from kernelevolve.cli.search_cmd import check_target, reject_unsupported
     from kernelevolve.execution import check_executor, default_executor, open_execution
     from kernelevolve.state import resolve_state
 
