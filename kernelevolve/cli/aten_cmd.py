@@ -68,6 +68,9 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_na
     execution = open_execution(executor, ray_address, [hw], concurrency, paths.scratch)
     try:
         report, failures = _sweep(selected, opts, execution, state_dir, store_url)
+    except KeyboardInterrupt:  # drive() marked the runs in flight interrupted; the store holds the rest
+        click.echo("ke: interrupted; run the same 'ke aten-sweep' command again to resume", err=True)
+        sys.exit(130)
     finally:
         execution.close()  # before printing: while Ray runs, stdout is lent to stderr
     report["command"] = "ke aten-sweep " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["aten-sweep"] else [])
