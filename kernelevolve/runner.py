@@ -119,12 +119,12 @@ def finish_run(store: MetadataStore, objects: ObjectStore, run: RunRecord,
     The winners are the overall best (fitness: the geomean over cases) and each case's fastest correct node,
     because deployment dispatches by shape: a kernel that wins the fp16 case but loses fp32 is still the one
     to ship for fp16. ``per_case`` in the stored summary names each case's winner by the fresh numbers.
-    A run with a single correct node keeps that node's own evaluation: with no choice made there is no bias."""
+    A run with a single correct node, or a simulated one (deterministic), keeps its nodes' own evaluations."""
     best = store.best_nodes(run.run_id, 2)
     config = run.config
-    # With one correct node nothing was selected, so there is no bias to remove: its own evaluation stands
-    # (a one-candidate ATen sweep would otherwise time every op twice).
-    if len(best) > 1 and best[0].speedup_vs_eager is not None:
+    # With one correct node nothing was selected, and a simulation has no timing noise: either way there is
+    # no bias to remove, and the nodes' own evaluations stand (an ATen sweep would otherwise time ops twice).
+    if len(best) > 1 and best[0].speedup_vs_eager is not None and not run.simulated:
         candidates = [best[0].node_id] + sorted({n for n, _ in store.case_winners(run.run_id).values()}
                                                 - {best[0].node_id})[:MAX_CASE_WINNERS]
         fresh: dict[int, EvaluationResult] = {}
