@@ -14,14 +14,15 @@ from typing import Any
 
 from evaluators.result import geomean
 from kernelevolve.aten.op import AtenOp
+from kernelevolve.runner import final_ref
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 from kernelevolve.store.records import RunRecord
 
 
-def _evaluation(meta: MetadataStore, objects: ObjectStore, run: RunRecord, node_id: int) -> dict[str, Any]:
-    final_ref = f"runs/{run.run_id}/final.json"
-    final = objects.get_json(final_ref) if objects.exists(final_ref) else None
+def _evaluation(objects: ObjectStore, run: RunRecord, node_id: int) -> dict[str, Any]:
+    ref = final_ref(run.run_id, node_id, best=True)
+    final = objects.get_json(ref) if objects.exists(ref) else None
     if final and final.get("node_id") == node_id and final.get("status") == "ok":
         return final
     return objects.get_json(objects.node_prefix(run.run_id, node_id) + "evaluation.json")
@@ -46,7 +47,7 @@ def coverage_row(meta: MetadataStore, objects: ObjectStore, op: AtenOp, run: Run
             row.update(status=run.status, reason="no node evaluated yet")
         return row
     node = best[0]
-    evaluation = _evaluation(meta, objects, run, node.node_id)
+    evaluation = _evaluation(objects, run, node.node_id)
     cases = [{k: c.get(k) for k in ("name", "latency_ms", "eager_ms", "compile_ms", "floor_ms", "fraction_of_floor")}
              for c in evaluation.get("cases", [])]
     fractions = [c["fraction_of_floor"] for c in cases if c.get("fraction_of_floor")]
