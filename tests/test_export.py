@@ -91,22 +91,7 @@ def test_lost_cases_fall_back_to_pytorch(ke, tmp_path: Path) -> None:
     assert sorted(Path(f).name for f in as_json["files"]) == [
         "swish_kernel.py", "swish_kernel_kernel.py", "swish_kernel_reference.py"]
 
-    probe = f'''
-import sys, torch
-sys.path.insert(0, {str(out.parent)!r})
-import swish_kernel as m
-model = m.DispatchModel()
-routes = {{}}
-for name, x in {{"wide": torch.randn(2000), "odd": torch.randn(33, 65), "unseen": torch.randn(7, 3)}}.items():
-    y = model(x)
-    assert torch.allclose(y, x * torch.sigmoid(x), atol=1e-5), name
-    routes[name] = model.last_route
-print(routes)
-'''
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300)
-    assert ran.returncode == 0, ran.stderr
-    routes = eval(ran.stdout.strip().splitlines()[-1])  # noqa: S307 - our own probe's printed dict
+    routes = _routes(out)
     assert routes == {"wide": "node 1", "odd": "pytorch", "unseen": "node 1"}
 
 

@@ -26,17 +26,23 @@ class ProgressBoard:
             self._bar.start()
 
     def track(self, label: str, total: int, done: int = 0) -> ProgressFn:
-        task = self._bar.add_task(label, total=total, completed=done, info="") if self._bar is not None else None
+        task = self.add(label, total, done)
 
         def update(node: Node, count: int, total_: int, best: Node | None) -> None:
             best_txt = f"best {best.fitness:.3f} (node {best.node_id})" if best else "no correct node yet"
-            info = f"node {node.node_id}: {node.status} {node.fitness:.3f} | {best_txt}"
-            if self._bar is not None:
-                self._bar.update(task, completed=count, info=info)
-            else:
-                print(f"[{label}] {count}/{total_} {info}", file=sys.stderr, flush=True)
+            self.show(task, label, count, total_, f"node {node.node_id}: {node.status} {node.fitness:.3f} | {best_txt}")
 
         return update
+
+    def add(self, label: str, total: int, done: int = 0) -> Any:
+        """A bar on a terminal (None otherwise: lines are printed instead)."""
+        return self._bar.add_task(label, total=total, completed=done, info="") if self._bar is not None else None
+
+    def show(self, task: Any, label: str, count: int, total: int, info: str) -> None:
+        if self._bar is not None:
+            self._bar.update(task, completed=count, info=info)
+        else:
+            print(f"[{label}] {count}/{total} {info}", file=sys.stderr, flush=True)
 
     def note(self, message: str) -> None:
         if self._bar is not None:
@@ -58,8 +64,7 @@ class SweepProgress:
     def __init__(self, label: str, total: int, done: int) -> None:
         self._board, self._label, self._total = ProgressBoard(), label, total
         self._done, self._correct = done, 0
-        self._task = (self._board._bar.add_task(label, total=total, completed=done, info="")
-                      if self._board._bar is not None else None)
+        self._task = self._board.add(label, total, done)
 
     def track(self, label: str, total: int, done: int = 0) -> ProgressFn:
         finished = done >= total
@@ -74,10 +79,7 @@ class SweepProgress:
             op = label.split(" ")[0].rsplit("@", 1)[0].removeprefix("aten.")
             info = f"{self._correct} correct in this session | {op}: " + (
                 "ok" if best is not None else node.status)
-            if self._task is not None:
-                self._board._bar.update(self._task, completed=self._done, info=info)
-            else:
-                print(f"[{self._label}] {self._done}/{self._total} {info}", file=sys.stderr, flush=True)
+            self._board.show(self._task, self._label, self._done, self._total, info)
 
         return update
 
