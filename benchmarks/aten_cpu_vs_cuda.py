@@ -1,5 +1,7 @@
 """Where do ATen's CPU and CUDA results differ for suite ops? Runs each op's reference on the same inputs on
-both devices (and in float64 on the CPU, where the op accepts it) and prints the largest differences.
+both devices (and in float64 on the CPU, where the op accepts it) and prints the largest differences. On a
+GPU it also runs the op's template lowering there, so one run shows whether a GPU-only failure is the
+kernel's error (far from float64) or ATen's (the kernel is closer to float64 than ATen is).
 
 Why: the ATen sweep judges a kernel against ATen *on its own device*, so a kernel that matches the CPU can
 fail on a GPU for reasons in ATen, not in the kernel (see knowledge_base/guidance/aten_numerics_cpu_vs_cuda.md).
@@ -23,8 +25,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evaluators.candidate import flatten_outputs  # noqa: E402
+from evaluators.candidate import flatten_outputs, load_candidate_class  # noqa: E402
 from evaluators.spec import load_spec  # noqa: E402
+from kernelevolve.aten.lowering import lower  # noqa: E402
 from kernelevolve.aten.spec_render import render_spec  # noqa: E402
 from kernelevolve.aten.sweep import select_ops  # noqa: E402
 
@@ -38,15 +41,17 @@ def _diff(a: torch.Tensor, b: torch.Tensor) -> float | None:
     return float((a.double()[finite] - b.double()[finite]).abs().max()) if finite.any() else 0.0
 
 
-def compare_op(spec_path: Path, cuda: bool, seed: int) -> list[dict[str, Any]]:
+def compare_op(spec_path: Path, cand_path: Path, cuda: bool, seed: int) -> list[dict[str, Any]]:
     spec = load_spec(spec_path)
     ref = spec.reference_cls(*spec.init_args())
+    kernel = load_candidate_class(cand_path)(*spec.init_args()).cuda() if cuda else None
     rows = []
     torch.manual_seed(seed)
     for name, args in spec.cases("prod", "cpu").items():
         with torch.no_grad():
             cpu = [t.detach() for t in flatten_outputs(ref(*args))]
             row: dict[str, Any] = {"case": name}
+            f64: list[torch.Tensor] = []
             try:
                 wide = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
                 f64 = flatten_outputs(ref(*wide))
@@ -57,6 +62,11 @@ def compare_op(spec_path: Path, cuda: bool, seed: int) -> list[dict[str, Any]]:
                 dev = [a.cuda() if isinstance(a, torch.Tensor) else a for a in args]
                 gpu = [t.cpu() for t in flatten_outputs(ref.cuda()(*dev))]
                 row["cuda_vs_cpu"] = [_diff(g, c) for g, c in zip(gpu, cpu, strict=False)]
+                mine = [t.cpu() for t in flatten_outputs(kernel(*dev))]
+                row["kernel_vs_cuda"] = [_diff(k, g) for k, g in zip(mine, gpu, strict=False)]
+                if f64:
+                    row["cuda_vs_f64"] = [_diff(g, w) for g, w in zip(gpu, f64, strict=False)]
+                    row["kernel_vs_f64"] = [_diff(k, w) for k, w in zip(mine, f64, strict=False)]
                 row["dtypes"] = {"cpu": [str(t.dtype) for t in cpu], "cuda": [str(t.dtype) for t in gpu]}
         rows.append(row)
     return rows
@@ -74,9 +84,10 @@ def main() -> None:
     report = {"device": torch.cuda.get_device_name() if cuda else "cpu only", "torch": torch.__version__, "ops": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for op in select_ops(args.ops):
-            path = Path(tmp) / f"{op.slug}.py"
+            path, cand = Path(tmp) / f"{op.slug}.py", Path(tmp) / f"cand_{op.slug}.py"
             path.write_text(render_spec(op), encoding="utf-8")
-            report["ops"][op.name] = compare_op(path, cuda, args.seed)
+            cand.write_text(lower(op), encoding="utf-8")
+            report["ops"][op.name] = compare_op(path, cand, cuda, args.seed)
             for row in report["ops"][op.name]:
                 print(op.name, json.dumps(row), flush=True)
     if args.out:

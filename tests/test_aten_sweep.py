@@ -21,6 +21,7 @@ from conftest import REPO_ROOT, run_ke
 from evaluators.identity import source_hash
 from evaluators.result import EvaluationResult
 from kernelevolve.aten import SUITE, get_op
+from kernelevolve.aten.lowering import lower
 from kernelevolve.aten.matrix import coverage_row, markdown, summarize
 from kernelevolve.aten.sweep import materialize_spec, select_ops
 from kernelevolve.errors import UserError
@@ -62,6 +63,22 @@ def test_subset_writes_the_matrix_and_a_rerun_is_a_no_op(tmp_path: Path) -> None
     bigger = _sweep(state, "--hw", "cpu", "--ops", "abs.default", "--budget", "2", "--json")
     assert bigger.returncode == 0, bigger.stderr
     assert "1 new" in bigger.stderr and bigger.json()["ops"][0]["nodes"] == 2  # a larger budget is a new run
+
+
+def test_a_changed_lowering_redoes_the_op_instead_of_reusing_its_run(tmp_path: Path) -> None:
+    """A completed run answers only for the template that seeded it: after a generator fix, rerunning the
+    sweep must evaluate the new lowering, not report the old (maybe failing) run again."""
+    state = tmp_path / "state"
+    first = _sweep(state, "--hw", "cpu", "--ops", "neg.default", "--json")
+    assert first.returncode == 0, first.stderr
+    meta = MetadataStore(state / "ke.duckdb")
+    (run,) = meta.list_runs()
+    assert run.config["seed_hash"] == source_hash(lower(get_op("neg.default")))
+    meta.update_run(run.run_id, config={**run.config, "seed_hash": "lowering-of-an-older-version"})
+    again = _sweep(state, "--hw", "cpu", "--ops", "neg.default", "--json")
+    assert again.returncode == 0, again.stderr
+    assert "0 already done, 0 resumed, 1 new" in again.stderr
+    assert again.json()["ops"][0]["run_id"] != run.run_id
 
 
 def test_sigkill_mid_sweep_then_the_same_command_finishes_it(tmp_path: Path) -> None:

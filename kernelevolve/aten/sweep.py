@@ -8,8 +8,10 @@ index in the suite), so running the command again skips ops already done, resume
 creates the rest; a subset (``--ops``) touches only its slots.
 
 Each op's spec is rendered from the suite table into ``<state>/aten/specs/<slug>.py``. A completed run is
-reused only if its spec is byte-identical to today's rendering, its strategy matches and its budget is at
-least the one asked for; otherwise a fresh run is created and the old one stays in the store.
+reused only if its spec is byte-identical to today's rendering, its starting candidate (the template
+lowering) is too, its strategy matches and its budget is at least the one asked for; otherwise a fresh run
+is created and the old one stays in the store. Checking the lowering matters as much as the spec: a fixed
+template must not be hidden behind the failing run it would replace.
 """
 
 from __future__ import annotations
@@ -124,7 +126,9 @@ def plan_sweep(meta: MetadataStore, objects: ObjectStore, ops: list[AtenOp], opt
     for op in ops:
         path, text = materialize_spec(op, spec_folder)
         run = existing.get(slot_of(op))
-        current = run is not None and run.spec_hash == source_hash(text) and run.strategy == opts.strategy
+        seed_hash = source_hash(lower(op))
+        current = (run is not None and run.spec_hash == source_hash(text) and run.strategy == opts.strategy
+                   and run.config.get("seed_hash") == seed_hash)
         if current and run.status == "completed" and run.budget >= opts.budget:
             plan.runs[op.name], plan.reused = run, plan.reused + 1
             continue
@@ -140,7 +144,8 @@ def plan_sweep(meta: MetadataStore, objects: ObjectStore, ops: list[AtenOp], opt
                            budget=opts.budget, drafts=1, timeout_s=opts.timeout_s, simulate=opts.simulate,
                            concurrency=opts.concurrency, executor=opts.executor, reuse=False,
                            operator=opts.operator, model=opts.model)
-        run = create_run(meta, objects, cfg, text, {"aten": op.name, "seeded_from": [], "campaign": {
+        run = create_run(meta, objects, cfg, text, {"aten": op.name, "seed_hash": seed_hash, "seeded_from": [],
+                                                    "campaign": {
             "id": campaign_id, "slot": slot_of(op), "name": opts.campaign_name}})
         plan.runs[op.name], plan.created = run, plan.created + 1
         plan.to_drive.append(run)

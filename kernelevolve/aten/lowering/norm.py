@@ -56,6 +56,14 @@ _MAX = "            acc = tl.full([BLOCK_SIZE], float(\"-inf\"), tl.float32)\n" 
 _W = "w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)"
 _B = "b = tl.load(b_ptr + cols, mask=mask, other=0.0).to(tl.float32)"
 
+# CUDA's group norm stores its statistics in the input dtype and builds the output from those rounded values
+# (scale = rstd * w, shift = b - scale * mean in fp32): with 16-bit inputs on a GPU the kernel rounds them the
+# same way (1 fp16, 2 bf16) or it differs from ATen by a few output ulps. The CPU kernel uses fp32 statistics.
+_GN_STAT_ROUND = ("            if STAT_ROUND == 1:\n                mean = mean.to(tl.float16).to(tl.float32)\n"
+                  "                rstd = rstd.to(tl.float16).to(tl.float32)\n"
+                  "            if STAT_ROUND == 2:\n                mean = _rtne_bf16(mean)\n"
+                  "                rstd = _rtne_bf16(rstd)\n")
+
 # kind -> (kernel parameters, body inside the row loop)
 KINDS = {
     "layer_norm": ("x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, n_rows, n_cols, eps, STAT_BF16: tl.constexpr",
@@ -81,8 +89,9 @@ KINDS = {
                              _pass(f"{_LOAD_G}\nacc += g") + "            gsum = tl.sum(acc, axis=0)\n" +
                              _pass(f"{_LOAD_G}\n{_LOAD_O}\n" + _store("g - tl.exp(o) * gsum"))),
     # a group is one contiguous row of (C / groups) * HW elements; channel of a column: g * cpg + col // hw
-    "group_norm": ("x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, n_rows, n_cols, groups, cpg, hw, eps",
-                   _MEAN + _pass(f"{_LOAD_X}\nch = (row % groups) * cpg + cols // hw\n"
+    "group_norm": ("x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, n_rows, n_cols, groups, cpg, hw, eps, "
+                   "STAT_ROUND: tl.constexpr",
+                   _MEAN + _GN_STAT_ROUND + _pass(f"{_LOAD_X}\nch = (row % groups) * cpg + cols // hw\n"
                                  "w = tl.load(w_ptr + ch, mask=mask, other=0.0).to(tl.float32)\n"
                                  "b = tl.load(b_ptr + ch, mask=mask, other=0.0).to(tl.float32)\n" +
                                  _store("(x - mean) * rstd * w + b")) +
@@ -115,7 +124,8 @@ _FORWARDS = {
         y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
         mean = torch.empty((n, groups), dtype=x.dtype, device=x.device)
         rstd = torch.empty((n, groups), dtype=x.dtype, device=x.device)
-        {launch}x, w, b, y, mean, rstd, n_rows, n_cols, groups, c // groups, hw, 1e-5, {kw})
+        stat_round = {{torch.float16: 1, torch.bfloat16: 2}}.get(x.dtype, 0) if x.device.type != "cpu" else 0
+        {launch}x, w, b, y, mean, rstd, n_rows, n_cols, groups, c // groups, hw, 1e-5, stat_round, {kw})
         return y, mean, rstd
 """,
 }
