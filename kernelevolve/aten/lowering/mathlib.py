@@ -210,12 +210,23 @@ def _remainder(a, b):
 _helper("_fmod", '''
 @triton.jit
 def _fmod(a, b, IS_FP: tl.constexpr):
-    # C fmod (sign of the dividend), exact like ATen's ::fmod. fp32 '%' is not exact on NVIDIA GPUs (LLVM
-    # expands frem to a - b * trunc(a / b) with an approximate fp32 division: off by up to |b| when the
-    # quotient is near an integer). In fp64 the same expansion is exact for fp32 operands with |a/b| < 2^24:
-    # the quotient is correctly rounded, trunc * b fits 53 bits, and the difference is representable.
+    # C fmod (sign of the dividend), exact like ATen's ::fmod. Triton's float '%' is not exact on NVIDIA GPUs,
+    # in fp32 nor (seen on an H200, rarely) in fp64: it expands to a - b * trunc(a / b) with a division that
+    # may put the quotient one off. Here any quotient within one of the truth is corrected: in fp64 the
+    # product trunc(q) * b and the difference are exact for fp32 operands with |a/b| < 2^24, so a remainder
+    # with the wrong sign or one of at least |b| is off by exactly b and is fixed by adding or taking one b.
     if IS_FP:
-        return (a.to(tl.float64) % b.to(tl.float64)).to(tl.float32)
+        x = a.to(tl.float64)
+        y = b.to(tl.float64)
+        q = x / y
+        q = tl.where(q < 0, -tl.floor(-q), tl.floor(q))
+        r = x - q * y
+        step = tl.where(x < 0, -tl.abs(y), tl.abs(y))
+        r = tl.where((r != 0) & ((r < 0) != (x < 0)), r + step, r)
+        r = tl.where(tl.abs(r) >= tl.abs(y), r - step, r)
+        r = tl.where(r == 0, x * 0.0, r)  # the zero keeps the dividend's sign
+        r = tl.where((tl.abs(y) == float("inf")) & (tl.abs(x) < float("inf")), x, r)
+        return r.to(tl.float32)
     else:
         return a % b
 ''')
