@@ -111,10 +111,13 @@ the previous blocks, stored rounded once to ATen's output dtype, and its last va
 carry. Reads and writes each element once; the carry makes the column loop sequential, so parallelism comes
 from rows (expected to be bandwidth-bound for thousands of rows, latency-bound for a few long ones)."""
     generic = kind not in ("cumsum", "cumprod")  # a combine function, not a built-in scan
+    # A 64-wide associative scan fits in two warps: with four, the cross-warp exchange of every block's
+    # prefix dominates. One warp and two rows per program measured 7.7x faster on an H200 (the budget-6
+    # search's winner for cummax, cummin and logcumsumexp: benchmarks/results/aten_sweep_h200_budget6.md).
     tunables = [("BLOCK_SIZE", 64 if generic else 512, "columns per block; any power of two in [16, 8192]"),
-                ("ROWS_PER_PROGRAM", 1 if generic else 2, "rows per program; any power of two in [1, 64]"),
-                ("NUM_WARPS", 4, "any of 1, 2, 4, 8, 16"),
-                ("NUM_STAGES", 2, "1..5; pipelines the column loop's loads on GPUs")]
+                ("ROWS_PER_PROGRAM", 2, "rows per program; any power of two in [1, 64]"),
+                ("NUM_WARPS", 1 if generic else 4, "any of 1, 2, 4, 8, 16"),
+                ("NUM_STAGES", 1 if generic else 2, "1..5; pipelines the column loop's loads on GPUs")]
     return Candidate(title=f"Last-dim scan {op.name}: blockwise scan plus a running carry, ROWS_PER_PROGRAM rows",
                      tags=["scan", "row-wise", "memory-bound", "aten"], explanation=explanation,
                      tunables=tunables, kernels=kernels, forward=forward)
