@@ -112,7 +112,7 @@ carry. Reads and writes each element once; the carry makes the column loop seque
 from rows (expected to be bandwidth-bound for thousands of rows, latency-bound for a few long ones)."""
     generic = kind not in ("cumsum", "cumprod")  # a combine function, not a built-in scan
     # A 64-wide associative scan fits in two warps: with four, the cross-warp exchange of every block's
-    # prefix dominates. One warp and two rows per program measured 7.7x faster on an H200 (the budget-6
+    # prefix dominates. One warp and two rows per program measured 5-7.7x faster on an H200 (the budget-6
     # search's winner for cummax, cummin and logcumsumexp: benchmarks/results/aten_sweep_h200_budget6.md).
     tunables = [("BLOCK_SIZE", 64 if generic else 512, "columns per block; any power of two in [16, 8192]"),
                 ("ROWS_PER_PROGRAM", 2, "rows per program; any power of two in [1, 64]"),
