@@ -19,11 +19,22 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+_VISIBLE_VARS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+
+
+def physical_device(device_index: int) -> str:
+    """The physical device behind a process-local index: a Ray actor given GPU 2 sees it as device 0 with
+    CUDA_VISIBLE_DEVICES=2, and must lock the same file as a process that sees all GPUs and uses index 2."""
+    for var in _VISIBLE_VARS:
+        visible = [v.strip() for v in os.environ.get(var, "").split(",") if v.strip()]
+        if visible:
+            return visible[device_index] if device_index < len(visible) else f"{var}-{device_index}"
+    return str(device_index)
+
+
 def lock_path(device_index: int) -> Path:
-    """One file per physical device: CUDA_VISIBLE_DEVICES renumbers devices, so it is part of the name."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "all").replace(",", "_") or "none"
     folder = Path(os.environ.get("KE_DEVICE_LOCK_DIR", tempfile.gettempdir()))
-    return folder / f"ke-timing-{visible}-{device_index}.lock"
+    return folder / f"ke-timing-gpu-{physical_device(device_index)}.lock"
 
 
 @contextmanager

@@ -66,14 +66,16 @@ class LocalSlot:
 
     def __init__(self, target_name: str, simulate: bool, scratch: Path, timeout_s: float,
                  device_index: int | None = None, on_close: Callable[[], None] | None = None) -> None:
+        from evaluators.device_lock import physical_device
         from interpreters.executor import LocalExecutor
         from interpreters.targets import get_target
 
         self.scratch = scratch
         self._on_close = on_close
         env = None
-        if device_index is not None:
-            env = {"CUDA_VISIBLE_DEVICES": str(device_index), "HIP_VISIBLE_DEVICES": str(device_index)}
+        if device_index is not None:  # through this process's own visible list: index 0 of "4,5" is GPU 4
+            physical = physical_device(device_index)
+            env = {"CUDA_VISIBLE_DEVICES": physical, "HIP_VISIBLE_DEVICES": physical}
         self.executor = LocalExecutor(get_target(target_name), scratch, timeout_s=timeout_s, simulate=simulate,
                                       extra_env=env)
 

@@ -1,8 +1,11 @@
 """Ray actor pools, one per target (DESIGN §7).
 
-Each evaluation actor asks for one unit of the custom resource ``hw:<target>`` (and one GPU when it runs
+Each evaluation actor asks for one unit of the custom resource ``hw:<target>`` (and a GPU share when it runs
 kernels on a real NVIDIA or AMD device), so Ray places it only on nodes that offer that target: nodes started
-with ``ke worker --hw TARGET``, or the local node that ``ke`` starts itself. Inside, the actor runs the same
+with ``ke worker --hw TARGET``, or the local node that ``ke`` starts itself. A pool with more actors than
+the GPUs of those nodes gives each actor an equal fraction of a GPU, as the local executor shares a GPU
+among its slots: the actors overlap compilation and correctness checks, and their timed loops take the
+physical device's lock (:mod:`evaluators.device_lock`), so timings never overlap. Inside, the actor runs the same
 sandboxed worker process as the local executor. An actor or node lost mid-evaluation surfaces as
 :class:`SlotLost`, and the pool retries the request on a fresh actor, which Ray places on a node still alive.
 """
@@ -10,6 +13,7 @@ sandboxed worker process as the local executor. An actor or node lost mid-evalua
 from __future__ import annotations
 
 import logging
+import math
 import os
 import socket
 from collections.abc import Callable
@@ -53,6 +57,23 @@ def resource_name(target: str) -> str:
     return f"{RESOURCE_PREFIX}{target}"
 
 
+def placement() -> dict[str, Any]:
+    """Where the calling actor runs: process, node, host, the GPUs Ray gave it and the timing lock they map to."""
+    from evaluators.device_lock import lock_path
+
+    gpus = [str(g) for g in ray.get_gpu_ids()]
+    return {"pid": os.getpid(), "ppid": os.getppid(), "node_id": ray.get_runtime_context().get_node_id(),
+            "host": socket.gethostname(), "gpus": gpus, "timing_lock": str(lock_path(0)) if gpus else None}
+
+
+def actor_options(target: str, simulate: bool, gpu_share: float) -> dict[str, Any]:
+    """Ray placement of one evaluation actor: a ``hw:<target>`` slot, and a GPU share for device targets."""
+    options: dict[str, Any] = {"resources": {resource_name(target): 1}, "num_cpus": 0}
+    if get_target(target).runs_on_device(simulate):
+        options["num_gpus"] = gpu_share
+    return options
+
+
 @ray.remote(max_restarts=0, max_task_retries=0)
 class EvaluatorActor:
     """Holds one sandboxed evaluation worker on the node Ray placed it on."""
@@ -64,9 +85,7 @@ class EvaluatorActor:
         self.slot = LocalSlot(target, simulate, self.scratch, timeout_s)
 
     def where(self) -> dict[str, Any]:
-        context = ray.get_runtime_context()
-        return {"pid": os.getpid(), "ppid": os.getppid(), "node_id": context.get_node_id(),
-                "host": socket.gethostname()}
+        return placement()
 
     def evaluate(self, request: EvaluationRequest) -> dict:
         return self.slot.evaluate(request).to_dict()
@@ -79,11 +98,9 @@ class RaySlot:
     """One actor; any Ray error that means the actor is gone becomes :class:`SlotLost`."""
 
     def __init__(self, target: str, simulate: bool, timeout_s: float,
-                 on_start: Callable[[dict[str, Any]], None] | None = None) -> None:
-        options: dict[str, Any] = {"resources": {resource_name(target): 1}, "num_cpus": 0}
-        if get_target(target).runs_on_device(simulate):
-            options["num_gpus"] = 1
-        self.actor = EvaluatorActor.options(**options).remote(target, simulate, timeout_s)
+                 on_start: Callable[[dict[str, Any]], None] | None = None, gpu_share: float = 1.0) -> None:
+        self.actor = EvaluatorActor.options(**actor_options(target, simulate, gpu_share)).remote(
+            target, simulate, timeout_s)
         self.where: dict[str, Any] = {}
         self._on_start = on_start
 
@@ -155,11 +172,25 @@ def require_targets(resources: dict[str, float], targets: list[str], address: st
                                   f"'ke worker --hw {target} --ray-address {address or 'ADDR'}'")
 
 
+def gpu_share(target: str, size: int) -> float:
+    """Each actor's GPU share: ``size`` actors over the GPUs of the live nodes offering ``target``, whole GPUs
+    while there are enough. 1/k (not GPUs/size) so that k actors fit on every GPU: Ray places a fractional
+    actor on one GPU, and 2 GPUs at 2/3 each would leave the third actor pending forever."""
+    gpus = sum(node["Resources"].get("GPU", 0) for node in ray.nodes()
+               if node.get("Alive") and node["Resources"].get(resource_name(target), 0) > 0)
+    if gpus < 1 or size <= gpus:
+        return 1.0
+    per_gpu = math.ceil(size / int(gpus))
+    return math.floor(10_000 / per_gpu) / 10_000  # Ray keeps four decimals; never round a share up
+
+
 def ray_pools(size: int, on_start: Callable[[str, dict[str, Any]], None] | None = None,
               on_lost: Callable[[str, str], None] | None = None) -> PoolSet:
     def make_pool(target: str, simulate: bool) -> SlotPool:
         started = (lambda where: on_start(target, where)) if on_start else None
-        return SlotPool(lambda: RaySlot(target, simulate, 120.0, started), size, name=target, on_lost=on_lost)
+        share = gpu_share(target, size) if get_target(target).runs_on_device(simulate) else 1.0
+        return SlotPool(lambda: RaySlot(target, simulate, 120.0, started, share), size, name=target,
+                        on_lost=on_lost)
 
     return PoolSet(make_pool)
 

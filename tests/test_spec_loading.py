@@ -141,7 +141,15 @@ def test_device_lock_serialises_timing_across_processes(tmp_path: Path) -> None:
     for (_, end, _), (start, _, _) in zip(spans, spans[1:], strict=False):
         assert start >= end - 1e-3, spans
     assert max(w for _, _, w in spans) >= 0.5, "someone must have waited for the lock"
-    other = env | {"CUDA_VISIBLE_DEVICES": "1"}
-    assert subprocess.run([sys.executable, "-c", "from evaluators.device_lock import lock_path;"
-                           "print(lock_path(0))"], capture_output=True, text=True, env=other).stdout.strip() \
-        .endswith("ke-timing-1-0.lock")
+
+    def path_seen_with(visible: str | None, index: int) -> str:
+        child = {k: v for k, v in env.items() if k != "CUDA_VISIBLE_DEVICES"}
+        child |= {"CUDA_VISIBLE_DEVICES": visible} if visible is not None else {}
+        return subprocess.run([sys.executable, "-c", f"from evaluators.device_lock import lock_path;"
+                               f"print(lock_path({index}))"], capture_output=True, text=True, env=child,
+                              check=True).stdout.strip()
+
+    # the same physical GPU locks one file however the process numbers it, and other GPUs lock others
+    assert path_seen_with("1", 0) == path_seen_with(None, 1) == path_seen_with("3,1", 1)
+    assert path_seen_with("1", 0).endswith("ke-timing-gpu-1.lock")
+    assert path_seen_with("3,1", 0) != path_seen_with("3,1", 1)
