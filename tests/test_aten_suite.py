@@ -103,7 +103,8 @@ def test_lowered_candidate_passes_static_checks(name: str) -> None:
     assert classes == ["TritonModel"]
     assert check_source(source) == [], [str(v) for v in check_source(source)]
     tunables = {t.name for t in find_tunables(source)}
-    assert {"BLOCK_SIZE", "NUM_WARPS", "NUM_STAGES"} <= tunables, tunables
+    assert {"NUM_WARPS", "NUM_STAGES"} <= tunables, tunables
+    assert {"BLOCK_SIZE"} <= tunables or {"BLOCK_M", "BLOCK_N"} <= tunables, tunables  # a block to search
     assert source.startswith('"""\n---\nop: ') and "hardware: [any]" in source
 
 
@@ -123,6 +124,20 @@ def test_tunable_extremes_stay_correct(cpu: LocalExecutor, spec_dir: Path) -> No
     by_name = {t.name: t for t in find_tunables(source)}
     mutated = rewrite(source, {by_name["BLOCK_SIZE"]: 16, by_name["ROWS_PER_PROGRAM"]: 8})
     result = cpu.evaluate(spec_dir / f"{op.slug}.py", mutated)
+    assert result.status == "ok", f"{result.status}: {result.reason}"
+
+
+@pytest.mark.parametrize(("name", "block_m", "block_n"), [("triu.default", 64, 16), ("repeat.default", 1, 16),
+                                                          ("constant_pad_nd.default", 2, 4096)])
+def test_row_tiled_layout_blocks_stay_correct(cpu: LocalExecutor, spec_dir: Path, name: str, block_m: int,
+                                              block_n: int) -> None:
+    """The 2-D layout kernels mask rows and columns: tiles taller than a matrix, narrower than a row or wider
+    than every row still copy exactly (batched, 1-D and empty cases included)."""
+    op = get_op(name)
+    source = lower(op)
+    by_name = {t.name: t for t in find_tunables(source)}
+    result = cpu.evaluate(spec_dir / f"{op.slug}.py",
+                          rewrite(source, {by_name["BLOCK_M"]: block_m, by_name["BLOCK_N"]: block_n}))
     assert result.status == "ok", f"{result.status}: {result.reason}"
 
 
