@@ -135,14 +135,32 @@ def _atanh(x):
 _helper("_erfinv", '''
 @triton.jit
 def _erfinv(x):
-    # Winitzki's closed form (about 2e-3 relative) refined by two Newton steps on erf(y) = x, each
-    # squaring the error; exact +-inf at +-1 and NaN outside [-1, 1], like ATen.
-    w = tl.log((1.0 - x) * (1.0 + x))
-    u = 4.330746750799873 + 0.5 * w
-    y = tl.sqrt(tl.sqrt(u * u - w * 6.802721088435374) - u)
-    y = tl.where(x < 0, -y, y)
-    for _ in tl.static_range(2):
-        y = y - (tl.erf(y) - x) / (1.1283791670955126 * tl.exp(-y * y))
+    # Giles' single-precision polynomials in w = -log(1 - x^2) (2.5e-7 relative on the interpreter), one
+    # Newton step on erf(y) = x against fast GPU logs; exact +-inf at +-1 and NaN outside [-1, 1], like
+    # ATen. It replaced Winitzki's form with two Newton steps, 0.33x of eager on an H200: erf and exp twice.
+    w = -tl.log((1.0 - x) * (1.0 + x))
+    a = w - 2.5
+    p = 2.81022636e-08
+    p = 3.43273939e-07 + p * a
+    p = -3.5233877e-06 + p * a
+    p = -4.39150654e-06 + p * a
+    p = 0.00021858087 + p * a
+    p = -0.00125372503 + p * a
+    p = -0.00417768164 + p * a
+    p = 0.246640727 + p * a
+    p = 1.50140941 + p * a
+    b = tl.sqrt(w) - 3.0
+    q = -0.000200214257
+    q = 0.000100950558 + q * b
+    q = 0.00134934322 + q * b
+    q = -0.00367342844 + q * b
+    q = 0.00573950773 + q * b
+    q = -0.0076224613 + q * b
+    q = 0.00943887047 + q * b
+    q = 1.00167406 + q * b
+    q = 2.83297682 + q * b
+    y = tl.where(w < 5.0, p, q) * x
+    y = y - (tl.erf(y) - x) / (1.1283791670955126 * tl.exp(-y * y))
     y = tl.where(tl.abs(x) == 1.0, x * float("inf"), y)
     return tl.where(tl.abs(x) > 1.0, float("nan"), y)
 ''')
