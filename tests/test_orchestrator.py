@@ -35,11 +35,17 @@ def score(source: str) -> float:
 
 
 class ScoringSlot:
-    """Scores by source hash after a short sleep, and records how many evaluations overlap."""
+    """Scores by source hash after a short sleep, and records how many evaluations overlap.
+
+    With ``want`` set, an evaluation waits (up to 10 s) until ``want`` are in flight, until that has happened
+    once: on a loaded 2-core machine a fixed sleep alone let the first evaluation finish before the last
+    one was generated, so "K in flight" failed for timing, not for the orchestrator. An orchestrator that
+    never submits K at once still fails: the wait times out and the peak stays below K."""
 
     active = 0
     peak = 0
-    lock = threading.Lock()
+    want = 0
+    lock = threading.Condition()
 
     def __init__(self, delay: float = 0.05) -> None:
         self.delay = delay
@@ -48,6 +54,8 @@ class ScoringSlot:
         with ScoringSlot.lock:
             ScoringSlot.active += 1
             ScoringSlot.peak = max(ScoringSlot.peak, ScoringSlot.active)
+            ScoringSlot.lock.notify_all()
+            ScoringSlot.lock.wait_for(lambda: ScoringSlot.peak >= ScoringSlot.want, timeout=10)
         time.sleep(self.delay)
         with ScoringSlot.lock:
             ScoringSlot.active -= 1
@@ -95,9 +103,12 @@ def test_concurrency_one_is_deterministic_under_the_seed(tmp_path: Path, strateg
 
 
 def test_k_expansions_overlap_and_ids_stay_dense(tmp_path: Path) -> None:
-    ScoringSlot.peak = 0
-    meta, objects, run = start_run(tmp_path, "mcts", budget=16, concurrency=4)
-    (final,) = drive(meta, objects, [run], 4)
+    ScoringSlot.peak, ScoringSlot.want = 0, 4
+    try:
+        meta, objects, run = start_run(tmp_path, "mcts", budget=16, concurrency=4)
+        (final,) = drive(meta, objects, [run], 4)
+    finally:
+        ScoringSlot.want = 0
     assert final.status == "completed"
     assert ScoringSlot.peak == 4, "four evaluations should have been in flight at once"
     assert_store_consistent(tmp_path, str(tmp_path / "artifacts"), run.run_id, 16)
