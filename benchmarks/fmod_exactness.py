@@ -64,7 +64,7 @@ _SPECIAL_A = [0.0, -0.0, 5.0, -5.0, float("inf"), 3.0, -3.0, float("nan"), 7.5, 
 _SPECIAL_B = [1.0, 1.0, 0.0, float("inf"), 2.0, float("-inf"), 1.5, 1.0, 2.5, 2.0, 3e-7, 7e-31]
 
 
-def _load_kernel(folder: Path):  # the module holding both kernels
+def _load_kernels(folder: Path):
     path = folder / "fmod_kernels.py"
     path.write_text(_KERNELS.format(fmod=HELPERS["_fmod"]), encoding="utf-8")
     spec = importlib.util.spec_from_file_location("fmod_kernels", path)
@@ -102,22 +102,22 @@ def main() -> None:
               "torch": torch.__version__, "n_per_seed": args.n, "seeds": args.seeds, "special_values": 12,
               "command": " ".join(["python3", *sys.argv])}
     with tempfile.TemporaryDirectory() as tmp:
-        kernel = _load_kernel(Path(tmp))
+        kernels = _load_kernels(Path(tmp))
         special = {"new": 0, "old": 0}
         random = {"new": 0, "old": 0}
         by_3 = {"new": 0, "fp32_percent": 0}
         sa = torch.tensor(_SPECIAL_A, device=dev)
         sb = torch.tensor(_SPECIAL_B, device=dev)
         for variant in ("new", "old"):
-            special[variant] = mismatches(kernel, sa, sb, variant == "old")
+            special[variant] = mismatches(kernels, sa, sb, variant == "old")
         for seed in range(args.seeds):
             torch.manual_seed(seed)
             a = torch.randn(args.n, device=dev) * 10
             b = (torch.rand(args.n, device=dev) * 2 + 0.5) * torch.where(torch.randn(args.n, device=dev) < 0, -1.0, 1.0)
             for variant in ("new", "old"):
-                random[variant] += mismatches(kernel, a, b, variant == "old")
+                random[variant] += mismatches(kernels, a, b, variant == "old")
             for variant in ("new", "fp32_percent"):
-                by_3[variant] += mismatches_by_3(kernel, a, variant == "fp32_percent")
+                by_3[variant] += mismatches_by_3(kernels, a, variant == "fp32_percent")
     report.update({"random_mismatches": random, "special_mismatches": special, "fmod_scalar_3_mismatches": by_3,
                    "random_elements": args.n * args.seeds})
     print(json.dumps(report, indent=1))
