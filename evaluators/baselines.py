@@ -9,10 +9,13 @@ A plain-file cache (one JSON per key) so the evaluator needs no database on a ba
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,20 @@ class BaselineCache:
             return json.loads(path.read_text())
         except (OSError, ValueError):
             return None
+
+    @contextlib.contextmanager
+    def claim(self, key: str) -> Iterator[None]:
+        """Hold ``key`` while measuring it, so slots that miss the same key wait for one measurement."""
+        if self.directory is None:
+            yield
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / f".{key}.lock", "a+") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
         if self.directory is None:

@@ -9,6 +9,9 @@ candidate: it rebuilds the same inputs from the same seeds, runs the reference a
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -31,40 +34,64 @@ def make_inputs(spec: OperatorSpec, which: str, device: str, seed: int) -> dict[
 
 
 def run_candidate(
-    spec: OperatorSpec, candidate_path: str, which: str, device: str, seeds: list[int]
+    spec: OperatorSpec, candidate: str | type[torch.nn.Module], which: str, device: str, seeds: list[int],
+    before: tuple[tuple, int] | None = None,
 ) -> tuple[dict[str, Any], dict[str, list[torch.Tensor]]]:
-    """Run the candidate on every case and seed; returns (report, outputs keyed 'seed/case/call')."""
+    """Run the candidate (a file, or its already loaded class) on every case and seed; returns (report,
+    outputs keyed 'seed/case/call', left on the device for the judge). ``compile_s`` in the report is the
+    first call of each case on the first seed, where Triton compiles (or loads from its cache) the kernels.
+
+    ``before`` is (:func:`machinery_state`) taken before an already loaded class was imported: code that ran
+    at import must not escape the integrity and thread checks."""
     install_launch_hooks()
-    fingerprint = integrity_fingerprint()
-    threads_before = threads_started()
-    cls = load_candidate_class(candidate_path)
+    fingerprint, threads_before = before or machinery_state()
+    cls = load_candidate_class(candidate) if isinstance(candidate, (str, Path)) else candidate
     outputs: dict[str, list[torch.Tensor]] = {}
     launches: list[int] = []
+    compile_s, started = 0.0, time.monotonic()
     for seed in seeds:
         first = make_inputs(spec, which, device, seed)
         fresh = make_inputs(spec, which, device, seed + FRESH_SEED_OFFSET)
-        reference, candidate = build_pair(spec, cls, seed, device)
+        reference, candidate_model = build_pair(spec, cls, seed, device)
         del reference  # only its parameters were needed
         for name, inputs in first.items():
-            out1, n1 = _guarded_call(candidate, inputs, name)
+            t0 = time.monotonic()
+            out1, n1 = _guarded_call(candidate_model, inputs, name)
+            if seed == seeds[0]:
+                _sync(device)
+                compile_s += time.monotonic() - t0
             kept = [t.detach().clone() for t in out1]
             # The second call reuses the first call's input tensors, refilled with fresh values: a result
             # memoised on object identity or data_ptr then returns stale data and fails the judge.
             second = refill(inputs, fresh[name])
-            out2, n2 = _guarded_call(candidate, second, name)
+            out2, n2 = _guarded_call(candidate_model, second, name)
             for before, after in zip(kept, out1, strict=False):
                 if not _same(before, after):
                     raise Rejected(f"case {name}: output of the first call changed during the second call "
                                    "(a cached or reused output buffer)")
-            outputs[f"{seed}/{name}/1"] = [t.detach().cpu() for t in out1]
-            outputs[f"{seed}/{name}/2"] = [t.detach().cpu() for t in out2]
+            outputs[f"{seed}/{name}/1"] = [t.detach() for t in out1]
+            outputs[f"{seed}/{name}/2"] = [t.detach() for t in out2]
             launches += [n1, n2]
     if integrity_fingerprint() != fingerprint:
         raise Rejected("the candidate modified the evaluator's checking machinery")
     if threads_started() > threads_before:
         raise Rejected("the candidate started a thread (work hidden from the op recorder)")
-    report = {"launches_per_forward": sum(launches) / max(len(launches), 1)}
+    _sync(device)
+    run_s = time.monotonic() - started - compile_s
+    report = {"launches_per_forward": sum(launches) / max(len(launches), 1), "compile_s": round(compile_s, 3),
+              "run_s": round(run_s, 3)}
     return report, outputs
+
+
+def _sync(device: str) -> None:
+    if device != "cpu":
+        torch.cuda.synchronize()
+
+
+def machinery_state() -> tuple[tuple, int]:
+    """What the dynamic checks compare after untrusted code ran: the checking machinery and thread starts."""
+    install_launch_hooks()
+    return integrity_fingerprint(), threads_started()
 
 
 def refill(targets: Case, sources: Case) -> Case:
@@ -142,21 +169,35 @@ def _nan_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
                 and torch.equal(a.isnan(), b.isnan()))
 
 
+References = Callable[[int], dict[str, tuple[list[torch.Tensor], list[torch.Tensor]]]]
+
+
+def reference_outputs(spec: OperatorSpec, which: str, device: str, seed: int
+                      ) -> dict[str, tuple[list[torch.Tensor], list[torch.Tensor]]]:
+    """case -> (reference outputs on the first inputs, on the fresh inputs) for one seed, on ``device``."""
+    first = make_inputs(spec, which, device, seed)
+    fresh = make_inputs(spec, which, device, seed + FRESH_SEED_OFFSET)
+    torch.manual_seed(seed)
+    reference = spec.reference_cls(*spec.init_args()).to(device).eval()
+    expected = {}
+    with torch.no_grad():
+        for name in first:
+            expected[name] = ([t.detach() for t in flatten_outputs(reference(*first[name]))],
+                              [t.detach() for t in flatten_outputs(reference(*fresh[name]))])
+    return expected
+
+
 def judge(
-    spec: OperatorSpec, which: str, device: str, seeds: list[int], outputs: dict[str, list[torch.Tensor]]
+    spec: OperatorSpec, which: str, device: str, seeds: list[int], outputs: dict[str, list[torch.Tensor]],
+    references: References | None = None,
 ) -> list[CaseResult]:
-    """Compare stored candidate outputs with freshly computed reference outputs."""
+    """Compare the candidate's outputs with the reference's, seed by seed, on the device that produced them."""
+    references = references or (lambda seed: reference_outputs(spec, which, device, seed))
     results: dict[str, CaseResult] = {}
     for seed in seeds:
-        first = make_inputs(spec, which, device, seed)
-        fresh = make_inputs(spec, which, device, seed + FRESH_SEED_OFFSET)
-        torch.manual_seed(seed)
-        reference = spec.reference_cls(*spec.init_args()).to(device).eval()
-        for name in first:
+        for name, pair in references(seed).items():
             result = results.setdefault(name, CaseResult(name=name, max_abs_err=0.0))
-            for call, inputs in (("1", first[name]), ("2", fresh[name])):
-                with torch.no_grad():
-                    expected = [t.detach().cpu() for t in flatten_outputs(reference(*inputs))]
+            for call, expected in zip(("1", "2"), pair, strict=True):
                 got = outputs.get(f"{seed}/{name}/{call}")
                 ok, err, why = compare(got, expected, spec)
                 result.max_abs_err = max(result.max_abs_err or 0.0, err)
@@ -175,6 +216,8 @@ def compare(
         return False, float("inf"), f"returned {len(got)} outputs, reference returns {len(expected)}"
     worst = 0.0
     for i, (g, e) in enumerate(zip(got, expected, strict=False)):
+        if g.device != e.device:  # a CPU-built reference judging device outputs, or the reverse
+            g = g.to(e.device)
         if g.shape != e.shape:
             return False, float("inf"), f"output #{i} has shape {tuple(g.shape)}, expected {tuple(e.shape)}"
         if g.dtype != e.dtype:

@@ -31,19 +31,22 @@ def interleaved_timings(
     min_reps: int = 15,
     max_reps: int = 500,
     warmup: int = 5,
+    reps: int | None = None,
 ) -> dict[str, Timing]:
     """Time several zero-argument callables against each other on the current CUDA device.
 
     Each repetition flushes L2 by writing a buffer twice its size, spins the GPU briefly so the launch is
     queued ahead of it, then times one call with CUDA events (device time, host launch cost excluded);
-    the order of callables rotates every repetition so none always runs right after the flush.
+    the order of callables rotates every repetition so none always runs right after the flush. ``reps``
+    fixes the repetitions (screening); otherwise they are chosen to fill ``target_ms_per_fn`` per callable.
     """
     flush = _flush_buffer()
     for fn in fns.values():
         for _ in range(warmup):
             fn()
     torch.cuda.synchronize()
-    reps = _choose_reps(fns, flush, target_ms_per_fn, min_reps, max_reps)
+    if reps is None:
+        reps = _choose_reps(fns, flush, target_ms_per_fn, min_reps, max_reps)
     names = list(fns)
     events: dict[str, list[tuple[torch.cuda.Event, torch.cuda.Event]]] = {n: [] for n in names}
     for rep in range(reps):

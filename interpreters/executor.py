@@ -10,6 +10,8 @@ from evaluators.result import EvaluationResult
 from interpreters.sandbox import EvaluationWorker
 from interpreters.targets import Target
 
+SEARCH_TARGET_MS = 50.0  # ms per callable and case in a search node's full timing (``ke eval`` and finals: 150)
+
 
 class DeviceUnavailable(Exception):
     """The target needs a device this host does not have (one-line message with a hint)."""
@@ -61,7 +63,10 @@ class LocalExecutor:
         self.ncu = ncu
         self._worker = EvaluationWorker(env)
 
-    def evaluate(self, spec_path: Path, source: str) -> EvaluationResult:
+    def evaluate(self, spec_path: Path, source: str, screen_below: float | None = None,
+                 final: bool | None = None) -> EvaluationResult:
+        """Evaluate one source. ``final`` None (``ke eval``) and True (a run's winners) time in full with the
+        profiler; False (a search node) times at search length without it, screened against ``screen_below``."""
         self.scratch.mkdir(parents=True, exist_ok=True)
         path = self.scratch / f"cand_{source_hash(source)[:16]}.py"
         path.write_text(source, encoding="utf-8")
@@ -71,6 +76,8 @@ class LocalExecutor:
             "peaks": target_peaks(self.target), "ncu": self.ncu,
             "baseline_cache_dir": str(self.scratch.parent / "baselines"),
         }
+        if final is False:
+            job.update(profile=False, target_ms=SEARCH_TARGET_MS, screen_below=screen_below)
         if self.simulated:
             job["simulate"] = hardware_record(self.target)
         return self._worker.evaluate(job)

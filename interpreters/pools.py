@@ -32,6 +32,9 @@ class EvaluationRequest:
     spec_text: str
     source: str
     timeout_s: float = 120.0
+    # Search nodes: skip full timing when a short measurement is below this fitness (evaluators.performance).
+    screen_below: float | None = None
+    final: bool = False  # a winner's re-measurement: full timing at full length, with the profiler
 
 
 class SlotLost(Exception):
@@ -82,7 +85,8 @@ class LocalSlot:
     def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
         spec_path = materialize_spec(self.scratch, request)
         self.executor.timeout_s = request.timeout_s
-        return self.executor.evaluate(spec_path, request.source)
+        return self.executor.evaluate(spec_path, request.source, screen_below=request.screen_below,
+                                      final=request.final)
 
     def close(self) -> None:
         self.executor.close()

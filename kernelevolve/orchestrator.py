@@ -50,6 +50,7 @@ log = structlog.get_logger("kernelevolve.orchestrator")
 ProgressFn = Callable[[Node, int, int, Node | None], None]
 MAX_REGENERATIONS = 3
 MAX_TRANSIENT = 5
+SCREEN_FRACTION = 0.8  # screening skips full timing only when even an optimistic estimate is below 80% of the best
 
 
 class RunGraph(ListGraphView):
@@ -210,7 +211,15 @@ class RunDriver:
             exp.meta["cached_result"] = cached
             return None
         return EvaluationRequest(self.cfg.hw, self.cfg.simulate, self.spec_name, self.spec_text,
-                                 exp.proposal.source, self.cfg.timeout_s)
+                                 exp.proposal.source, self.cfg.timeout_s, screen_below=self.screen_bar())
+
+    def screen_bar(self) -> float | None:
+        """The fitness a search node must plausibly reach to earn a full timing: SCREEN_FRACTION of the run's
+        best timed fitness so far (None before any node was timed, so the first nodes are timed in full)."""
+        best = self.graph.best(1)
+        if not best or not best[0].fitness or best[0].speedup_vs_eager is None:
+            return None
+        return SCREEN_FRACTION * best[0].fitness
 
     def apply(self, exp: Expansion, result: EvaluationResult) -> Node:
         assert exp.proposal is not None
@@ -333,6 +342,6 @@ def complete(driver: RunDriver, pools: PoolSet) -> RunRecord:
 
     def evaluate(source: str) -> EvaluationResult:
         return pools.evaluate(EvaluationRequest(driver.cfg.hw, driver.cfg.simulate, driver.spec_name,
-                                                driver.spec_text, source, driver.cfg.timeout_s))
+                                                driver.spec_text, source, driver.cfg.timeout_s, final=True))
 
     return finish_run(driver.store, driver.objects, run, evaluate, driver.stop_reason or "budget")
