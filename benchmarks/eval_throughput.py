@@ -6,7 +6,8 @@ span from the first node's evaluation start to the last node's end (the final re
 process start-up are reported apart, as `final_s` and `wall_s`).
 
   python3 benchmarks/eval_throughput.py --op softmax --budget 120 --concurrency 8 --out /tmp/tp.json
-  python3 benchmarks/eval_throughput.py --summarize before.json after.json --write benchmarks/results/eval_throughput_h100
+  python3 benchmarks/eval_throughput.py --summarize before.json after.json \
+      --write benchmarks/results/eval_throughput_h100
 
 A node's phases come from `extra.phases` of its evaluation (seconds per phase; evaluations made before the
 breakdown existed have only their total `eval_seconds`).
