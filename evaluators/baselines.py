@@ -52,6 +52,10 @@ class BaselineCache:
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
+    def drop(self, key: str) -> None:
+        if self.directory is not None:
+            (self.directory / f"{key}.json").unlink(missing_ok=True)
+
     def put(self, key: str, entry: dict[str, Any]) -> None:
         if self.directory is None:
             return

@@ -2,7 +2,9 @@
 candidate the worker judges, instead of rebuilding inputs and re-running the reference per candidate.
 
 Bounded by bytes (least recently used first out), because production cases can be hundreds of MB per seed
-and several workers share one GPU. ``KE_REFERENCE_CACHE_MB`` overrides the bound (0 disables the cache).
+and several workers share one GPU; and holding one spec at a time, because a worker that moves on to another
+op (an ATen sweep) would otherwise keep every earlier op's outputs on the device.
+``KE_REFERENCE_CACHE_MB`` overrides the bound (0 disables the cache).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from evaluators.correctness import reference_outputs
 from evaluators.spec import OperatorSpec
 
 Expected = dict[str, tuple[list[torch.Tensor], list[torch.Tensor]]]
-DEFAULT_MB = {"cuda": 2048, "cpu": 256}
+DEFAULT_MB = {"cuda": 1024, "cpu": 256}
 
 
 class ReferenceCache:
@@ -38,6 +40,11 @@ class ReferenceCache:
             self._entries.move_to_end(key)
             return self._entries[key][0]
         self.misses += 1
+        if any(k[:2] != key[:2] for k in self._entries):
+            self._entries.clear()
+            self._bytes = 0
+            if device != "cpu":
+                torch.cuda.empty_cache()  # give the memory back to the other processes on this GPU
         expected = reference_outputs(spec, which, device, seed)
         size = sum(t.numel() * t.element_size() for pair in expected.values() for ts in pair for t in ts)
         if size <= self.max_bytes:

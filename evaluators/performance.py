@@ -35,6 +35,7 @@ from evaluators.timing import Timing, gpu_state, interleaved_timings
 TIMING_SEED = 0
 COMPILE_MODE = "static-per-case"  # recorded with every compile baseline
 SCREEN_REPS = 20
+STALE_EAGER = 1.5  # a cached compile/eager ratio is re-measured when eager's speed moved more than this
 
 
 def static_compile(reference: torch.nn.Module, inputs: tuple, backend: str | Callable = "inductor") -> Any:
@@ -145,6 +146,14 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
             elif compile_baseline:
                 row["compile_ms"] = row["eager_ms"] * ratios[name]
                 row["compile_iqr_ms"], row["compile_from_cache"] = None, True
+                cached_eager = (cache.get(keys[name]) or {}).get("eager_ms")
+                if cached_eager and not 1 / STALE_EAGER < row["eager_ms"] / cached_eager < STALE_EAGER:
+                    # eager ran at a very different speed when the ratio was cached (a loaded or memory-starved
+                    # GPU then, say): that ratio is not this session's; measure this case's compile afresh
+                    cache.drop(keys[name])
+                    ratios[name] = None
+                    return measure(spec, cand_cls, candidate_path, device, compile_baseline, peaks, profile, ncu,
+                                   baseline_dir, None, target_ms)
         if profile and "profile" not in extra:
             with torch.no_grad(), exclusive_device(torch.cuda.current_device()), clock.phase("profile"):
                 extra["profile"] = {"case": name, **kernel_breakdown(fns["candidate"])}

@@ -88,6 +88,8 @@ class _Judge:
         except TransportError as exc:
             return "crash", f"candidate outputs could not be read: {exc}"
         except RuntimeError as exc:
+            if isinstance(exc, MemoryError) or "out of memory" in str(exc):  # pressure, not a fault: stay up
+                return "crash", f"judging ran out of device memory: {' '.join(str(exc).split())[:200]}"
             if device != "cpu" and "CUDA" in str(exc):
                 self.fatal = True
                 return "crash", f"reading the candidate's outputs faulted the device: {exc}"
