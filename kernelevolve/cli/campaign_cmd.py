@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from kernelevolve.cli.common import emit_json, json_option, open_state, state_options
+from kernelevolve.cli.common import checked_state, emit_json, json_option, open_state, state_options
 from kernelevolve.cli.progress import ProgressBoard
 from kernelevolve.errors import UserError
 
@@ -28,9 +28,9 @@ def campaign_cmd(file, concurrency, executor, ray_address, state_dir, store_url,
     from kernelevolve.campaign import load_plan
     from kernelevolve.cli.search_cmd import check_target
     from kernelevolve.execution import check_executor, default_executor, open_execution
-    from kernelevolve.state import resolve_state
 
-    plan = load_plan(file)
+    plan = load_plan(file)  # checks the file and every spec it names
+    paths = checked_state(state_dir, store_url)
     executor = executor or plan.executor or default_executor()
     ray_address = ray_address or plan.ray_address
     concurrency = concurrency if concurrency is not None else plan.concurrency
@@ -42,7 +42,7 @@ def campaign_cmd(file, concurrency, executor, ray_address, state_dir, store_url,
             check_target(get_target(planned.hw), planned.simulate)
     # Join (or start) the executor before anything is written: an unreachable cluster is bad input.
     execution = open_execution(executor, ray_address, sorted({r.hw for r in plan.runs}), concurrency,
-                               resolve_state(state_dir, store_url).scratch)
+                               paths.scratch)
     try:
         summary = _run_campaign(plan, file, execution, executor, concurrency, state_dir, store_url)
     finally:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kernelevolve.cli.common import emit_json, json_option, open_state, resolve_run, state_options
+from kernelevolve.cli.common import checked_state, emit_json, json_option, open_state, resolve_run, state_options
 from kernelevolve.cli.progress import ProgressBoard
 from kernelevolve.errors import RunFailed, UserError
 from search.policy import STRATEGIES
@@ -64,6 +64,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
         raise UserError(f"--budget must be a positive integer, got {budget}")
     if strategy not in STRATEGIES:
         raise UserError(f"unknown strategy '{strategy}' (known: {', '.join(STRATEGIES)})")
+    checked_state(state_dir, store_url)  # a bad state directory or store URL, before any slow work
     if resume_id is None:
         try:
             spec_path = resolve_op(op)
