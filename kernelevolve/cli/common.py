@@ -45,6 +45,23 @@ def checked_state(state_dir: str | None, store_url: str | None) -> StatePaths:
     return paths
 
 
+def load_op(op: str):
+    """The spec ``--op`` names (a built-in or a file): its path checked first, cheaply, so that bad input is
+    refused before torch is imported; then loaded. Either failure is bad input (exit 2)."""
+    from kernelevolve.ops import resolve_op
+
+    try:
+        path = resolve_op(op)
+    except FileNotFoundError as exc:
+        raise UserError(str(exc)) from None
+    from evaluators.spec import SpecError, load_spec
+
+    try:
+        return load_spec(path)
+    except SpecError as exc:
+        raise UserError(str(exc)) from None
+
+
 def open_state(state_dir: str | None, store_url: str | None, create: bool):
     """(paths, metadata store, object store). ``create=False`` refuses to invent an empty store; with
     ``create`` the artifact store is proved writable before the DuckDB file is created."""

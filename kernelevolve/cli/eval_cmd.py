@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kernelevolve.cli.common import checked_state, emit_json, json_option, state_options
+from kernelevolve.cli.common import checked_state, emit_json, json_option, load_op, state_options
 from kernelevolve.errors import UserError
 from kernelevolve.state import ensure_writable
 
@@ -23,22 +23,20 @@ from kernelevolve.state import ensure_writable
 @json_option
 def eval_cmd(op, hw, simulate, timeout_s, ncu, candidate, state_dir, store_url, as_json) -> None:
     """Evaluate CANDIDATE.py against an operator spec on a target."""
-    from evaluators.spec import SpecError, load_spec
     from interpreters.executor import DeviceUnavailable, LocalExecutor
     from interpreters.targets import UnknownTarget, get_target
     from kernelevolve.inputs import source_file
-    from kernelevolve.ops import resolve_op
 
     if timeout_s <= 0:
         raise UserError(f"--timeout must be positive, got {timeout_s:g}")
     cand_path, cand_text = source_file(candidate, "candidate file")
     paths = checked_state(state_dir, store_url)
+    spec = load_op(op)
     try:
-        spec = load_spec(resolve_op(op))
         target = get_target(hw)
         ensure_writable(paths.root)
         executor = LocalExecutor(target, paths.scratch, timeout_s=timeout_s, simulate=simulate, ncu=ncu)
-    except (FileNotFoundError, SpecError, DeviceUnavailable, NotImplementedError) as exc:
+    except (DeviceUnavailable, NotImplementedError) as exc:
         raise UserError(str(exc)) from None
     except UnknownTarget as exc:
         raise UserError(exc.args[0]) from None

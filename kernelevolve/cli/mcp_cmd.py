@@ -14,8 +14,9 @@ def mcp_cmd(kb_dir, state_dir, store_url) -> None:
     """Serve knowledge-base search/read, run and node queries, and candidate evaluation as MCP tools (stdio)."""
     from kernelevolve.cli.common import checked_state
     from kernelevolve.cli.kb_cmd import knowledge_root
-    from kernelevolve.mcp_server import build_server
 
     knowledge_root(kb_dir)  # before serving: a bad folder or store is refused now, not at the first tool call
     checked_state(state_dir, store_url)
+    from kernelevolve.mcp_server import build_server
+
     build_server(state_dir, store_url, kb_dir).run("stdio")
