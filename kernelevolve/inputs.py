@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import stat
 from pathlib import Path
 
 from evaluators.loading import LoadError, decode_source
@@ -54,15 +55,25 @@ def local_name(raw: str | os.PathLike[str], what: str, origin: str | None = None
     return Path(text).expanduser()
 
 
+def _kind(path: Path, label: str) -> str:
+    """What is at ``path``: ``missing``, ``dir``, ``file`` or ``other`` (a FIFO, a device). Any error other
+    than absence (no permission, a symlink loop) is bad input too, not a crash."""
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    except OSError as exc:
+        raise InputError(f"cannot access {label}: {exc.strerror or exc}") from None
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
 def _existing_file(raw: str | os.PathLike[str], what: str, origin: str | None) -> tuple[Path, bytes]:
     path = local_name(raw, what, origin)
     label = _label(what, raw, origin)
-    if not path.exists():
-        raise InputError(f"{label} does not exist")
-    if path.is_dir():
-        raise InputError(f"{label} is a directory, not a file")
-    if not path.is_file():
-        raise InputError(f"{label} is not a regular file")
+    kind = _kind(path, label)
+    if kind != "file":
+        problem = {"missing": "does not exist", "dir": "is a directory, not a file"}.get(kind, "is not a regular file")
+        raise InputError(f"{label} {problem}")
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -94,9 +105,10 @@ def text_file(raw: str | os.PathLike[str], what: str, origin: str | None = None)
 def directory(raw: str | os.PathLike[str], what: str, origin: str | None = None) -> Path:
     """An existing directory (a knowledge base, a code root)."""
     path = local_name(raw, what, origin)
-    if not path.is_dir():
-        problem = "is not a directory" + ("" if path.exists() else ": it does not exist")
-        raise InputError(f"{_label(what, raw, origin)} {problem}")
+    label = _label(what, raw, origin)
+    kind = _kind(path, label)
+    if kind != "dir":
+        raise InputError(f"{label} is not a directory" + (": it does not exist" if kind == "missing" else ""))
     return path
 
 
@@ -104,11 +116,10 @@ def output_file(raw: str | os.PathLike[str], what: str, origin: str | None = Non
     """A file to (over)write: not a directory, in a folder that exists."""
     path = local_name(raw, what, origin)
     label = _label(what, raw, origin)
-    if path.is_dir():
-        raise InputError(f"cannot write {label}: it is a directory")
-    if path.exists() and not path.is_file():
-        raise InputError(f"cannot write {label}: it is not a regular file")
-    if not path.parent.is_dir():
+    kind = _kind(path, label)
+    if kind in ("dir", "other"):
+        raise InputError(f"cannot write {label}: it is {'a directory' if kind == 'dir' else 'not a regular file'}")
+    if _kind(path.parent, label) != "dir":
         raise InputError(f"cannot write {label}: folder {shown(path.parent)} does not exist")
     return path
 
@@ -117,14 +128,15 @@ def folder_to_create(raw: str | os.PathLike[str], what: str, origin: str | None 
     """A folder that may not exist yet: if it does it is a directory, else its nearest existing parent is."""
     path = local_name(raw, what, origin)
     label = _label(what, raw, origin)
-    if path.exists():
-        if not path.is_dir():
+    kind = _kind(path, label)
+    if kind != "missing":
+        if kind != "dir":
             raise InputError(f"{label} is not a directory")
         return path
     parent = path.absolute().parent
-    while not parent.exists():
+    while (parent_kind := _kind(parent, label)) == "missing":
         parent = parent.parent
-    if not parent.is_dir():
+    if parent_kind != "dir":
         raise InputError(f"{label} is not writable: {shown(parent)} is not a directory")
     return path
 

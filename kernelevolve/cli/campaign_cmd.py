@@ -112,6 +112,7 @@ def _runs_to_drive(plan, campaign_id, meta, objects, executor, concurrency):
     """Existing unfinished runs of the campaign (checked resumable), plus new runs for slots never started."""
     from evaluators.spec import SpecError, load_spec
     from interpreters.targets import get_target
+    from kernelevolve.inputs import source_file
     from kernelevolve.ops import resolve_op
     from kernelevolve.run_setup import new_run
     from kernelevolve.runner import SearchConfig, check_resumable
@@ -124,7 +125,7 @@ def _runs_to_drive(plan, campaign_id, meta, objects, executor, concurrency):
             if run.status != "completed":
                 if not Path(run.op_path).is_file():
                     raise UserError(f"spec {run.op_path} of run {run.run_id} no longer exists")
-                check_resumable(run, Path(run.op_path).read_text(encoding="utf-8"))
+                check_resumable(run, source_file(run.op_path, f"run {run.run_id}'s spec")[1])
                 runs.append(run)
             continue
         try:

@@ -52,6 +52,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
     """Search for a fast, correct Triton kernel for an operator on a target."""
     from interpreters.targets import UnknownTarget, get_target
     from kernelevolve.execution import check_executor, default_executor, open_execution
+    from kernelevolve.inputs import source_file
     from kernelevolve.knowledge.roots import CodeRootError, code_roots
     from kernelevolve.run_setup import new_run
     from kernelevolve.runner import SearchConfig, check_resumable
@@ -86,7 +87,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
         spec_path = Path(run.op_path)
         if not spec_path.is_file():
             raise UserError(f"spec {spec_path} of run {run.run_id} no longer exists")
-        check_resumable(run, spec_path.read_text(encoding="utf-8"))
+        check_resumable(run, source_file(spec_path, f"run {run.run_id}'s spec")[1])
         if not ray_address:
             check_target(get_target(run.hw), run.simulated)
         execution = open_execution(executor, ray_address, [run.hw], concurrency, paths.scratch)

@@ -95,12 +95,19 @@ class ObjectStore:
         fs.retries = 1  # s3fs's own retry loop around botocore's
         bucket = self._root.split("/", 1)[0]
         where = f"artifact store {self.url}" + (f" at {self._endpoint}" if self._endpoint else "")
+        from botocore.exceptions import ConnectionError as NoConnection
+        from botocore.exceptions import HTTPClientError
+
         try:
             fs.call_s3("head_bucket", Bucket=bucket)
         except FileNotFoundError:
             raise StoreError(f"{where}: bucket '{bucket}' does not exist") from None
-        except Exception as exc:  # no route, refused, timeout, bad credentials: all "cannot use it"
+        except PermissionError:
+            return  # it answered; a policy may allow objects under the prefix but not HEAD of the bucket
+        except (NoConnection, HTTPClientError, OSError) as exc:  # refused, no route, timed out
             raise StoreError(f"{where} cannot be reached: {_reason(exc)}") from None
+        except Exception as exc:  # no credentials, a malformed endpoint: the store cannot be used either
+            raise StoreError(f"{where} cannot be used: {_reason(exc)}") from None
 
     # -- writing -------------------------------------------------------------------------------------
 
