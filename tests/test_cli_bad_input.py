@@ -171,3 +171,14 @@ def test_real_s3_store_missing_bucket_and_bad_input_leave_it_unchanged(ke, tmp_p
     ok = ke("runs", "--store-url", s3_bucket, "--state-dir", str(state), "--json")
     assert ok.returncode == 0 and ok.json() == {"runs": []}, ok.stderr
     assert listing() == before
+
+
+def test_campaign_naming_a_binary_spec_is_refused_before_anything_is_written(ke, tmp_path: Path) -> None:
+    blob = tmp_path / "blob.py"
+    blob.write_bytes(random.Random(2).randbytes(300))
+    plan = tmp_path / "c.toml"
+    plan.write_text(f'name = "c"\n[[runs]]\nop = "{blob}"\nhw = "cpu"\n')
+    state = tmp_path / "state"
+    result = ke("campaign", str(plan), "--state-dir", str(state))
+    assert_clean_failure(result, f"run 0 ({blob}@cpu): spec file {blob} is not UTF-8 Python source", state)
+    assert not state.exists()

@@ -220,5 +220,7 @@ def test_every_bad_value_of_every_path_variable(world: World, argv: list[str], v
 
 def test_the_state_used_by_the_walk_is_valid(world: World) -> None:
     """So the failures above come from the values under test, not from a broken state directory."""
-    result = run_ke("runs", "--state-dir", str(world.state), "--json", env=world.env, cwd=str(world.root))
-    assert result.returncode == 0 and result.json() == {"runs": []}, result.stderr
+    for store in (str(world.state / "artifacts"), f"file://{world.state}/artifacts"):
+        result = run_ke("runs", "--state-dir", str(world.state), "--store-url", store, "--json", env=world.env,
+                        cwd=str(world.root))
+        assert result.returncode == 0 and result.json() == {"runs": []}, result.stderr
