@@ -16,11 +16,36 @@ _counter = itertools.count()
 
 
 class LoadError(Exception):
-    """A file could not be imported; ``kind`` is ``syntax`` or ``import``."""
+    """A file could not be imported; ``kind`` is ``source`` (not Python text), ``syntax`` or ``import``."""
 
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+def decode_source(data: bytes) -> str:
+    """The text of a Python source file, or a one-line ``LoadError`` for what cannot be one: an empty file,
+    bytes that are not UTF-8 (a binary file, another encoding) or NUL bytes. Checked up front so a binary
+    file is reported as such, not as a decoding crash or a puzzling syntax error."""
+    if not data.strip():
+        raise LoadError("is empty: expected Python source", "source")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LoadError(f"is not UTF-8 Python source (byte 0x{data[exc.start]:02x} at offset {exc.start}; "
+                        "a binary file?)", "source") from None
+    nul = text.find("\0")
+    if nul >= 0:
+        raise LoadError(f"is not Python source: NUL byte at offset {nul} (a binary file?)", "source")
+    return text
+
+
+def read_source(path: Path) -> str:
+    """``decode_source`` of a file's bytes; the message starts with the file's name."""
+    try:
+        return decode_source(path.read_bytes())
+    except LoadError as exc:
+        raise LoadError(f"{path.name} {exc}", exc.kind) from None
 
 
 def load_module(path: Path, prefix: str) -> ModuleType:

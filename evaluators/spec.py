@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from evaluators.identity import source_hash
-from evaluators.loading import LoadError, load_module
+from evaluators.loading import LoadError, load_module, read_source
 
 DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float32: (1e-4, 1e-4),
@@ -76,8 +76,8 @@ def load_spec(path: str | Path) -> OperatorSpec:
     path = Path(path)
     if not path.is_file():
         raise SpecError(f"spec file {path} does not exist")
-    text = path.read_text(encoding="utf-8")
     try:
+        text = read_source(path)
         module = load_module(path, "spec")
     except LoadError as exc:
         raise SpecError(f"spec {exc}") from None

@@ -88,11 +88,12 @@ def _check_keys(where: str, table: dict[str, Any], allowed: set[str]) -> None:
 
 def load_plan(path: Path) -> CampaignPlan:
     """Parse and validate a campaign file; every problem is one line naming the file and the entry."""
+    from kernelevolve.inputs import text_file
+
+    path, text = text_file(path, "campaign file")  # missing, a directory, binary, empty, a bad name
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"campaign file {path} does not exist") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path}: not valid TOML: {exc}") from None
     _check_keys(str(path), data, TOP_KEYS)
     name = data.get("name")
@@ -153,7 +154,7 @@ def _planned(path: Path, slot: int, entry: dict[str, Any]) -> PlannedRun:
     try:
         resolve_op(entry["op"])
         get_target(entry["hw"])
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, UserError) as exc:  # UserError: a spec path that is not usable source
         raise UserError(f"{where}: {exc}") from None
     except UnknownTarget as exc:
         raise UserError(f"{where}: {exc.args[0]}") from None

@@ -31,9 +31,24 @@ class StatePaths:
 
 
 def resolve_state(state_dir: str | None, store_url: str | None) -> StatePaths:
-    root = Path(state_dir or os.environ.get("KE_STATE_DIR") or DEFAULT_STATE_DIR).expanduser()
-    url = store_url or os.environ.get("KE_STORE_URL") or str(root / "artifacts")
-    return StatePaths(root=root.resolve(), store_url=url)
+    """The state directory and store URL from the flags, else the environment, else the defaults; each is
+    checked (``kernelevolve.inputs``) without touching the disk or the network, so bad input is refused
+    before anything is written."""
+    from kernelevolve import inputs
+
+    raw_root, root_origin = _chosen(state_dir, "--state-dir", "KE_STATE_DIR", DEFAULT_STATE_DIR)
+    root = inputs.folder_to_create(raw_root, "state directory", root_origin)
+    raw_url, url_origin = _chosen(store_url, "--store-url", "KE_STORE_URL", str(root / "artifacts"))
+    return StatePaths(root=root.resolve(), store_url=inputs.store_url(raw_url, url_origin))
+
+
+def _chosen(flag_value: str | None, flag: str, env: str, default: str) -> tuple[str, str | None]:
+    """(value, where it came from): the flag, else the environment variable, else the default (no origin)."""
+    if flag_value:
+        return flag_value, flag
+    if os.environ.get(env):
+        return os.environ[env], env
+    return default, None
 
 
 def ensure_writable(root: Path) -> None:

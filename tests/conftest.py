@@ -119,7 +119,7 @@ class KeResult:
         return json.loads(self.stdout)
 
 
-def run_ke(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> KeResult:
+def run_ke(*args: str, env: dict[str, str] | None = None, timeout: float = 600, cwd: str | None = None) -> KeResult:
     """Run ``ke`` as a user would: a separate process, real stores, exit code and streams captured.
 
     The executor is pinned to ``local`` unless the caller says otherwise: the default (Ray) would start a
@@ -128,7 +128,7 @@ def run_ke(*args: str, env: dict[str, str] | None = None, timeout: float = 600) 
     full_env["PYTHONPATH"] = REPO_ROOT + os.pathsep + full_env.get("PYTHONPATH", "")
     proc = subprocess.run(
         [sys.executable, "-m", "kernelevolve.cli.main", *args],
-        capture_output=True, text=True, env=full_env, timeout=timeout, cwd=REPO_ROOT,
+        capture_output=True, text=True, env=full_env, timeout=timeout, cwd=cwd or REPO_ROOT,
     )
     return KeResult(proc.returncode, proc.stdout, proc.stderr)
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import random
+import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -87,3 +91,94 @@ def test_show_unknown_run_and_missing_state(ke, tmp_path: Path) -> None:
 def test_unknown_option_is_one_line(ke, tmp_path: Path) -> None:
     result = ke("search", "--frobnicate", "--state-dir", str(tmp_path))
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("url", "fragment"),
+    [
+        ("ftpx://x/y", "unknown scheme 'ftpx' (supported: s3://BUCKET/PREFIX, file:///PATH or a local folder)"),
+        ("s4://bucket", "unknown scheme 's4'"),
+        ("s3:/bucket", "s3:/bucket (from --store-url) is malformed: expected s3://BUCKET/PREFIX"),
+        ("S3:/bucket", "is malformed"),
+        ("s3://", "names no bucket"),
+        ("ftp://host/x", "the artifact store does not support 'ftp'"),
+        ("gs://bucket/x", "(supported: s3://BUCKET/PREFIX"),  # needs gcsfs, or unsupported where installed
+    ],
+)
+def test_store_url_typo_is_refused_not_taken_as_a_folder(ke, tmp_path: Path, url: str, fragment: str) -> None:
+    """Issue #18: `--store-url ftpx://x/y` used to write the run into a folder named `ftpx:/x/y`."""
+    state = tmp_path / "state"
+    result = ke("search", "--op", "swish", "--hw", "cpu", "--budget", "1", "--store-url", url,
+                "--state-dir", str(state), cwd=str(tmp_path))
+    assert_clean_failure(result, fragment, state)
+    assert os.listdir(tmp_path) == [], "nothing may be created, not even under the current directory"
+
+
+def test_binary_candidate_is_bad_input(ke, tmp_path: Path) -> None:
+    """Issue #18: 300 random bytes as a candidate crashed with an internal UnicodeDecodeError (exit 1)."""
+    candidate = tmp_path / "bin.py"
+    candidate.write_bytes(random.Random(0).randbytes(300))
+    state = tmp_path / "state"
+    result = ke("eval", "--op", "swish", "--hw", "cpu", str(candidate), "--state-dir", str(state))
+    assert_clean_failure(result, f"candidate file {candidate} is not UTF-8 Python source", state)
+    assert not state.exists()
+
+
+def _closed_loopback_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_unreachable_s3_endpoint_fails_fast_before_anything_is_written(ke, tmp_path: Path, s3_server) -> None:
+    env = {**s3_server.env, "KE_S3_ENDPOINT_URL": f"http://127.0.0.1:{_closed_loopback_port()}"}
+    state = tmp_path / "state"
+    started = time.monotonic()
+    result = ke("search", "--op", "swish", "--hw", "cpu", "--budget", "1", "--store-url", "s3://ke-bucket/runs",
+                "--state-dir", str(state), env=env)
+    elapsed = time.monotonic() - started
+    assert_clean_failure(result, "artifact store s3://ke-bucket/runs at http://127.0.0.1:", state)
+    assert "cannot be reached" in result.stderr and not state.exists()
+    assert elapsed < 15, f"an unreachable endpoint took {elapsed:.1f} s to report"  # the probe itself: ~1 s
+
+
+def test_real_s3_store_missing_bucket_and_bad_input_leave_it_unchanged(ke, tmp_path: Path, s3_bucket: str) -> None:
+    import s3fs
+
+    from kernelevolve.store.metadata import MetadataStore
+    from kernelevolve.store.objects import ObjectStore
+
+    ObjectStore(s3_bucket).put_text("specs/kept.py", "x = 1\n")
+    fs = s3fs.S3FileSystem(client_kwargs={"endpoint_url": os.environ["KE_S3_ENDPOINT_URL"]},
+                           skip_instance_cache=True, use_listings_cache=False)
+    bucket = s3_bucket.split("/")[2]
+
+    def listing() -> dict:
+        return {p: (i["size"], i.get("ETag")) for p, i in fs.find(bucket, detail=True).items()}
+
+    before = listing()
+    state = tmp_path / "state"
+    missing = ke("runs", "--store-url", "s3://ke-no-such-bucket/x", "--state-dir", str(state))
+    assert_clean_failure(missing, "bucket 'ke-no-such-bucket' does not exist", state)
+    blob = tmp_path / "blob.py"
+    blob.write_bytes(random.Random(1).randbytes(300))
+    for args in (["search", "--op", str(blob), "--hw", "cpu"], ["eval", "--op", "swish", "--hw", "cpu", str(blob)],
+                 ["search", "--op", "swish", "--hw", "cpu", "--code-root", str(blob)]):
+        result = ke(*args, "--store-url", s3_bucket, "--state-dir", str(state))
+        assert_clean_failure(result, str(blob), state)
+    assert not state.exists() and listing() == before
+    MetadataStore(state / "ke.duckdb")  # a valid state: the probe lets a reachable bucket through
+    ok = ke("runs", "--store-url", s3_bucket, "--state-dir", str(state), "--json")
+    assert ok.returncode == 0 and ok.json() == {"runs": []}, ok.stderr
+    assert listing() == before
+
+
+def test_campaign_naming_a_binary_spec_is_refused_before_anything_is_written(ke, tmp_path: Path) -> None:
+    blob = tmp_path / "blob.py"
+    blob.write_bytes(random.Random(2).randbytes(300))
+    plan = tmp_path / "c.toml"
+    plan.write_text(f'name = "c"\n[[runs]]\nop = "{blob}"\nhw = "cpu"\n')
+    state = tmp_path / "state"
+    result = ke("campaign", str(plan), "--state-dir", str(state))
+    assert_clean_failure(result, f"run 0 ({blob}@cpu): spec file {blob} is not UTF-8 Python source", state)
+    assert not state.exists()

@@ -153,3 +153,21 @@ def test_device_lock_serialises_timing_across_processes(tmp_path: Path) -> None:
     assert path_seen_with("1", 0) == path_seen_with(None, 1) == path_seen_with("3,1", 1)
     assert path_seen_with("1", 0).endswith("ke-timing-gpu-1.lock")
     assert path_seen_with("3,1", 0) != path_seen_with("3,1", 1)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (bytes(range(128, 256)) * 2, "is not UTF-8 Python source (byte 0x80 at offset 0"),
+        (b"", "is empty"),
+        (b"  \n\t\n", "is empty"),
+        (b"x = 1\n\0\0\0", "NUL byte at offset 6"),
+    ],
+)
+def test_spec_that_is_not_python_text_raises_one_line(tmp_path: Path, data: bytes, message: str) -> None:
+    path = tmp_path / "blob.py"
+    path.write_bytes(data)
+    with pytest.raises(SpecError) as err:
+        load_spec(path)
+    assert str(err.value).startswith("spec blob.py ") and message in str(err.value)
+    assert "\n" not in str(err.value)

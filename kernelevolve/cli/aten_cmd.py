@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from kernelevolve.cli.common import emit_json, json_option, open_state, state_options
+from kernelevolve.cli.common import checked_state, emit_json, json_option, open_state, state_options
 from kernelevolve.errors import UserError
 from search.policy import STRATEGIES
 
@@ -40,7 +40,7 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_na
     from kernelevolve.aten.sweep import SweepOptions, select_ops
     from kernelevolve.cli.search_cmd import check_target, reject_unsupported
     from kernelevolve.execution import check_executor, default_executor, open_execution
-    from kernelevolve.state import resolve_state
+    from kernelevolve.inputs import output_file
 
     if budget < 1:
         raise UserError(f"--budget must be at least 1, got {budget}")
@@ -61,10 +61,8 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_na
     opts = SweepOptions(hw=hw, budget=budget, strategy=strategy, simulate=simulate or target.always_simulated,
                         timeout_s=timeout_s, concurrency=concurrency, executor=executor, operator=operator_name,
                         model=model)
-    paths = resolve_state(state_dir, store_url)
-    out_prefix = Path(out) if out else paths.root / f"aten_sweep_{hw}"
-    if not out_prefix.parent.is_dir() and out:
-        raise UserError(f"cannot write {out}: folder {out_prefix.parent} does not exist")
+    paths = checked_state(state_dir, store_url)
+    out_prefix = output_file(out, "matrix", "--out") if out else paths.root / f"aten_sweep_{hw}"
     execution = open_execution(executor, ray_address, [hw], concurrency, paths.scratch)
     try:
         report, failures = _sweep(selected, opts, execution, state_dir, store_url)

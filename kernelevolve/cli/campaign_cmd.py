@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from kernelevolve.cli.common import emit_json, json_option, open_state, state_options
+from kernelevolve.cli.common import checked_state, emit_json, json_option, open_state, state_options
 from kernelevolve.cli.progress import ProgressBoard
 from kernelevolve.errors import UserError
 
@@ -28,9 +28,9 @@ def campaign_cmd(file, concurrency, executor, ray_address, state_dir, store_url,
     from kernelevolve.campaign import load_plan
     from kernelevolve.cli.search_cmd import check_target
     from kernelevolve.execution import check_executor, default_executor, open_execution
-    from kernelevolve.state import resolve_state
 
-    plan = load_plan(file)
+    plan = load_plan(file)  # checks the file and every spec it names
+    paths = checked_state(state_dir, store_url)
     executor = executor or plan.executor or default_executor()
     ray_address = ray_address or plan.ray_address
     concurrency = concurrency if concurrency is not None else plan.concurrency
@@ -42,7 +42,7 @@ def campaign_cmd(file, concurrency, executor, ray_address, state_dir, store_url,
             check_target(get_target(planned.hw), planned.simulate)
     # Join (or start) the executor before anything is written: an unreachable cluster is bad input.
     execution = open_execution(executor, ray_address, sorted({r.hw for r in plan.runs}), concurrency,
-                               resolve_state(state_dir, store_url).scratch)
+                               paths.scratch)
     try:
         summary = _run_campaign(plan, file, execution, executor, concurrency, state_dir, store_url)
     finally:
@@ -112,6 +112,7 @@ def _runs_to_drive(plan, campaign_id, meta, objects, executor, concurrency):
     """Existing unfinished runs of the campaign (checked resumable), plus new runs for slots never started."""
     from evaluators.spec import SpecError, load_spec
     from interpreters.targets import get_target
+    from kernelevolve.inputs import source_file
     from kernelevolve.ops import resolve_op
     from kernelevolve.run_setup import new_run
     from kernelevolve.runner import SearchConfig, check_resumable
@@ -124,7 +125,7 @@ def _runs_to_drive(plan, campaign_id, meta, objects, executor, concurrency):
             if run.status != "completed":
                 if not Path(run.op_path).is_file():
                     raise UserError(f"spec {run.op_path} of run {run.run_id} no longer exists")
-                check_resumable(run, Path(run.op_path).read_text(encoding="utf-8"))
+                check_resumable(run, source_file(run.op_path, f"run {run.run_id}'s spec")[1])
                 runs.append(run)
             continue
         try:

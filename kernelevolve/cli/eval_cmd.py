@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
-from kernelevolve.cli.common import emit_json, json_option, state_options
+from kernelevolve.cli.common import checked_state, emit_json, json_option, load_op, state_options
 from kernelevolve.errors import UserError
-from kernelevolve.state import ensure_writable, resolve_state
+from kernelevolve.state import ensure_writable
 
 
 @click.command("eval")
@@ -24,28 +23,25 @@ from kernelevolve.state import ensure_writable, resolve_state
 @json_option
 def eval_cmd(op, hw, simulate, timeout_s, ncu, candidate, state_dir, store_url, as_json) -> None:
     """Evaluate CANDIDATE.py against an operator spec on a target."""
-    from evaluators.spec import SpecError, load_spec
     from interpreters.executor import DeviceUnavailable, LocalExecutor
     from interpreters.targets import UnknownTarget, get_target
-    from kernelevolve.ops import resolve_op
+    from kernelevolve.inputs import source_file
 
     if timeout_s <= 0:
         raise UserError(f"--timeout must be positive, got {timeout_s:g}")
-    cand_path = Path(candidate)
-    if not cand_path.is_file():
-        raise UserError(f"candidate file {candidate} does not exist")
+    cand_path, cand_text = source_file(candidate, "candidate file")
+    paths = checked_state(state_dir, store_url)
+    spec = load_op(op)
     try:
-        spec = load_spec(resolve_op(op))
         target = get_target(hw)
-        paths = resolve_state(state_dir, store_url)
         ensure_writable(paths.root)
         executor = LocalExecutor(target, paths.scratch, timeout_s=timeout_s, simulate=simulate, ncu=ncu)
-    except (FileNotFoundError, SpecError, DeviceUnavailable, NotImplementedError) as exc:
+    except (DeviceUnavailable, NotImplementedError) as exc:
         raise UserError(str(exc)) from None
     except UnknownTarget as exc:
         raise UserError(exc.args[0]) from None
     try:
-        result = executor.evaluate(spec.path, cand_path.read_text(encoding="utf-8"))
+        result = executor.evaluate(spec.path, cand_text)
     finally:
         executor.close()
     payload = result.to_dict()

@@ -13,13 +13,16 @@ from kernelevolve.cli.common import emit_json, json_option
 from kernelevolve.errors import RunFailed, UserError
 
 
-def _root(kb_dir: str | None) -> Path:
+def knowledge_root(kb_dir: str | None) -> Path:
+    """The knowledge-base folder from --kb-dir, else KE_KB_DIR, else the shipped one; checked (exit 2)."""
+    import os
+
+    from kernelevolve.inputs import directory
     from kernelevolve.kb import kb_root
 
-    root = Path(kb_dir) if kb_dir else kb_root()
-    if not root.is_dir():
-        raise UserError(f"knowledge base {root} is not a directory")
-    return root
+    if kb_dir:
+        return directory(kb_dir, "knowledge base", "--kb-dir")
+    return directory(kb_root(), "knowledge base", "KE_KB_DIR" if os.environ.get("KE_KB_DIR") else None)
 
 
 kb_dir_option = click.option("--kb-dir", default=None, help="Knowledge-base root (env KE_KB_DIR; default: "
@@ -38,7 +41,7 @@ def kb_index(kb_dir) -> None:
     from kernelevolve.knowledge.documents import load_documents
     from kernelevolve.knowledge.index import write_index
 
-    root = _root(kb_dir)
+    root = knowledge_root(kb_dir)
     docs, problems = load_documents(root)
     if problems:
         raise UserError(f"{len(problems)} document(s) have bad front matter, first: {problems[0]}")
@@ -54,7 +57,7 @@ def kb_check(kb_dir, no_samples, as_json) -> None:
     """Verify index, front matter, links, code paths, and that every code sample is correct."""
     from kernelevolve.knowledge.check import sample_problems, static_problems
 
-    root = _root(kb_dir)
+    root = knowledge_root(kb_dir)
     docs, problems = static_problems(root)
     samples = [d for d in docs if d.kind == "sample"]
     if not no_samples:
@@ -97,7 +100,7 @@ def kb_search(query, target, bottleneck, phase, mode, code_roots, k, kb_dir, as_
     from kernelevolve.knowledge.roots import CodeRootError
     from kernelevolve.knowledge.roots import code_roots as configured_roots
 
-    root = _root(kb_dir)
+    root = knowledge_root(kb_dir)
     try:
         roots = [root, *configured_roots(code_roots)]
     except CodeRootError as exc:

@@ -12,6 +12,11 @@ from kernelevolve.cli.common import state_options
 @state_options
 def mcp_cmd(kb_dir, state_dir, store_url) -> None:
     """Serve knowledge-base search/read, run and node queries, and candidate evaluation as MCP tools (stdio)."""
+    from kernelevolve.cli.common import checked_state
+    from kernelevolve.cli.kb_cmd import knowledge_root
+
+    knowledge_root(kb_dir)  # before serving: a bad folder or store is refused now, not at the first tool call
+    checked_state(state_dir, store_url)
     from kernelevolve.mcp_server import build_server
 
     build_server(state_dir, store_url, kb_dir).run("stdio")

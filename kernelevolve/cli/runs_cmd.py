@@ -104,7 +104,9 @@ def best_cmd(run_id, out, state_dir, store_url, as_json) -> None:
     import tempfile
 
     from kernelevolve.export import export, plan_dispatch
+    from kernelevolve.inputs import output_file
 
+    out_path = output_file(out, "kernel file", "--out")  # before reading the store: nothing to undo
     _, meta, objects = open_state(state_dir, store_url, create=False)
     run = meta.get_run(resolve_run(meta, run_id))
     best = meta.best_nodes(run.run_id, 1)
@@ -113,9 +115,6 @@ def best_cmd(run_id, out, state_dir, store_url, as_json) -> None:
     node = best[0]
     evaluations = winner_evaluations(meta, objects, run.run_id, node.node_id)
     sources = {n: objects.get_text(meta.get_node(run.run_id, n).path_ref) for n in evaluations}
-    out_path = Path(out)
-    if not out_path.parent.is_dir():
-        raise UserError(f"cannot write {out}: folder {out_path.parent} does not exist")
     with tempfile.TemporaryDirectory(prefix="ke-best-") as tmp:
         spec_path = Path(tmp) / f"{run.op}.py"  # the exact spec the run used, as stored with it
         spec_path.write_text(objects.get_text(f"specs/{run.spec_hash}.py"), encoding="utf-8")

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from kernelevolve.cli.common import emit_json, json_option, open_state, resolve_run, state_options
+from kernelevolve.cli.common import (
+    checked_state,
+    emit_json,
+    json_option,
+    load_op,
+    open_state,
+    resolve_run,
+    state_options,
+)
 from kernelevolve.cli.progress import ProgressBoard
 from kernelevolve.errors import RunFailed, UserError
 from search.policy import STRATEGIES
@@ -42,11 +50,10 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
                executor, ray_address, resume_id, seed, drafts, no_reuse, timeout_s, state_dir, store_url,
                as_json) -> None:
     """Search for a fast, correct Triton kernel for an operator on a target."""
-    from evaluators.spec import SpecError, load_spec
     from interpreters.targets import UnknownTarget, get_target
     from kernelevolve.execution import check_executor, default_executor, open_execution
+    from kernelevolve.inputs import source_file
     from kernelevolve.knowledge.roots import CodeRootError, code_roots
-    from kernelevolve.ops import resolve_op
     from kernelevolve.run_setup import new_run
     from kernelevolve.runner import SearchConfig, check_resumable
     from kernelevolve.state import resolve_state
@@ -64,15 +71,13 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
         raise UserError(f"--budget must be a positive integer, got {budget}")
     if strategy not in STRATEGIES:
         raise UserError(f"unknown strategy '{strategy}' (known: {', '.join(STRATEGIES)})")
+    checked_state(state_dir, store_url)  # a bad state directory or store URL, before any slow work
     if resume_id is None:
         try:
-            spec_path = resolve_op(op)
             target = get_target(hw)
-            spec = load_spec(spec_path)
-        except (FileNotFoundError, SpecError) as exc:
-            raise UserError(str(exc)) from None
         except UnknownTarget as exc:
             raise UserError(exc.args[0]) from None
+        spec = load_op(op)
         if not ray_address:  # on a cluster, the device is the workers' business
             check_target(target, simulate)  # before any state is created
     if resume_id is not None:
@@ -82,7 +87,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
         spec_path = Path(run.op_path)
         if not spec_path.is_file():
             raise UserError(f"spec {spec_path} of run {run.run_id} no longer exists")
-        check_resumable(run, spec_path.read_text(encoding="utf-8"))
+        check_resumable(run, source_file(spec_path, f"run {run.run_id}'s spec")[1])
         if not ray_address:
             check_target(get_target(run.hw), run.simulated)
         execution = open_execution(executor, ray_address, [run.hw], concurrency, paths.scratch)

@@ -20,13 +20,15 @@ class CodeRootError(ValueError):
 
 def code_roots(extra: Iterable[str] = ()) -> list[Path]:
     """The environment's roots then ``extra``, resolved, de-duplicated, each checked to be a directory."""
+    from kernelevolve.inputs import InputError, directory
+
     named = [p for p in os.environ.get(ENV, "").split(os.pathsep) if p.strip()]
     out: list[Path] = []
     for raw in [*named, *extra]:
-        path = Path(raw).expanduser().resolve()
-        if not path.is_dir():
-            source = f"{ENV}" if raw in named else "--code-root"
-            raise CodeRootError(f"code root {raw} (from {source}) is not a directory")
+        try:
+            path = directory(raw, "code root", ENV if raw in named else "--code-root").resolve()
+        except InputError as exc:
+            raise CodeRootError(str(exc)) from None
         if path not in out:
             out.append(path)
     return out

@@ -12,13 +12,15 @@ def builtin_ops() -> list[str]:
 
 
 def resolve_op(op: str) -> Path:
-    """A built-in name or a path to a spec file; raises FileNotFoundError with a one-line message."""
+    """A built-in name or a path to a spec file. An unknown name raises FileNotFoundError; a path that is not
+    a usable spec file (missing, a directory, binary or empty, a name that is not UTF-8, a URL) raises
+    ``InputError``. Both carry a one-line message."""
+    from kernelevolve.inputs import local_name, source_file
+
+    local_name(op, "spec file")  # a name that is not UTF-8, or a URL
     builtin = OPS_DIR / f"{op}.py"
     if "/" not in op and not op.endswith(".py") and builtin.is_file():
         return builtin
-    path = Path(op).expanduser()
-    if path.is_file():
-        return path.resolve()
-    if "/" in op or op.endswith(".py"):
-        raise FileNotFoundError(f"spec file {op} does not exist")
+    if "/" in op or op.endswith(".py") or Path(op).expanduser().exists():
+        return source_file(op, "spec file")[0].resolve()
     raise FileNotFoundError(f"unknown op '{op}' (built-in: {', '.join(builtin_ops())}; or pass a spec file path)")

@@ -78,6 +78,37 @@ class ObjectStore:
     def _path(self, ref: str) -> str:
         return f"{self._root}/{ref}" if self._s3 else os.path.join(self._root, *ref.split("/"))
 
+    def check_reachable(self, timeout_s: float = 3.0) -> None:
+        """Fail within seconds, with one line, when an S3 store's endpoint does not answer or its bucket is
+        missing: one HEAD of the bucket through a client of its own with short timeouts and no retries (the
+        store's own client keeps botocore's patient defaults for real transfers). Writes nothing."""
+        if not self._s3:
+            return
+        import s3fs
+
+        fs = s3fs.S3FileSystem(
+            client_kwargs={"endpoint_url": self._endpoint} if self._endpoint else {},
+            config_kwargs={"connect_timeout": timeout_s, "read_timeout": timeout_s,
+                           "retries": {"max_attempts": 1, "mode": "standard"}},
+            use_listings_cache=False, skip_instance_cache=True,
+        )
+        fs.retries = 1  # s3fs's own retry loop around botocore's
+        bucket = self._root.split("/", 1)[0]
+        where = f"artifact store {self.url}" + (f" at {self._endpoint}" if self._endpoint else "")
+        from botocore.exceptions import ConnectionError as NoConnection
+        from botocore.exceptions import HTTPClientError
+
+        try:
+            fs.call_s3("head_bucket", Bucket=bucket)
+        except FileNotFoundError:
+            raise StoreError(f"{where}: bucket '{bucket}' does not exist") from None
+        except PermissionError:
+            return  # it answered; a policy may allow objects under the prefix but not HEAD of the bucket
+        except (NoConnection, HTTPClientError, OSError) as exc:  # refused, no route, timed out
+            raise StoreError(f"{where} cannot be reached: {_reason(exc)}") from None
+        except Exception as exc:  # no credentials, a malformed endpoint: the store cannot be used either
+            raise StoreError(f"{where} cannot be used: {_reason(exc)}") from None
+
     # -- writing -------------------------------------------------------------------------------------
 
     def check_writable(self) -> None:
