@@ -1,4 +1,4 @@
-"""``ke runs``, ``ke show RUN [--tree]`` and ``ke best RUN --out FILE``: reading stored runs.
+"""``ke runs``, ``ke show RUN [--tree]`` and ``ke best RUN --out FILE [--format F]``: reading stored runs.
 
 All of them only read, through short-lived connections, so they work while a search is writing.
 """
@@ -96,11 +96,15 @@ def render_tree(nodes: list[Node], best_id: int | None) -> list[str]:
 
 @click.command("best")
 @click.argument("run_id")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Where to write the kernel.")
+@click.option("--out", "out", required=True, type=click.Path(),
+              help="Where to write: a file (dispatch, kernelbench) or a package folder (torch-library).")
+@click.option("--format", "fmt", type=click.Choice(["dispatch", "torch-library", "kernelbench"]), default="dispatch",
+              show_default=True, help="dispatch: a standalone dispatcher module; torch-library: a package "
+              "registering torch.ops.kernelevolve.<op>; kernelbench: one ModelNew file in KernelBench's layout.")
 @state_options
 @json_option
-def best_cmd(run_id, out, state_dir, store_url, as_json) -> None:
-    """Write a run's best kernels to a file: each measured shape to its fastest node, PyTorch where none won."""
+def best_cmd(run_id, out, fmt, state_dir, store_url, as_json) -> None:
+    """Write a run's best kernels: each measured shape to its fastest node, PyTorch where none won."""
     import tempfile
 
     from kernelevolve.export import export, plan_dispatch
@@ -116,17 +120,19 @@ def best_cmd(run_id, out, state_dir, store_url, as_json) -> None:
     out_path = Path(out)
     if not out_path.parent.is_dir():
         raise UserError(f"cannot write {out}: folder {out_path.parent} does not exist")
+    if fmt != "torch-library" and out_path.is_dir():
+        raise UserError(f"cannot write {out}: it is a folder; --format {fmt} writes a file")
     with tempfile.TemporaryDirectory(prefix="ke-best-") as tmp:
         spec_path = Path(tmp) / f"{run.op}.py"  # the exact spec the run used, as stored with it
         spec_path.write_text(objects.get_text(f"specs/{run.spec_hash}.py"), encoding="utf-8")
         try:
             plan = export(out_path, sources, spec_path, plan_dispatch(evaluations, node.node_id), run.run_id,
-                          run.op, run.hw)
+                          run.op, run.hw, fmt)
         except OSError as exc:
             raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
-    payload = {"run_id": run.run_id, "node_id": node.node_id, "fitness": node.fitness, "out": out,
+    payload = {"run_id": run.run_id, "node_id": node.node_id, "fitness": node.fitness, "out": out, "format": fmt,
                "files": plan.files, "timings_from": plan.timings_from, "kernel_nodes": plan.kernel_nodes,
-               "kernel_files": {str(n): f for n, f in zip(plan.kernel_nodes, _kernel_files(plan), strict=True)},
+               "kernel_files": {str(n): f for n, f in plan.kernel_files.items()},
                "kernel_cases": [{"case": r.case, "node_id": r.node_id, "speedup_vs_eager": r.speedup_vs_eager,
                                  "latency_ms": r.latency_ms} for r in plan.won],
                "fallback_cases": [{"case": r.case, "speedup_vs_eager": r.speedup_vs_eager} for r in plan.lost]}
@@ -140,18 +146,23 @@ def best_cmd(run_id, out, state_dir, store_url, as_json) -> None:
     for r in plan.routes:
         route = f"node {r.node_id}" if r.node_id is not None else "falls back to PyTorch"
         click.echo(f"    {r.case}: {r.speedup_vs_eager:.2f}x vs eager -> {route}")
-    if len(plan.files) > 1:
+    if fmt == "torch-library":
+        click.echo(f"  torch.library op kernelevolve::{_op_name(run.op)} "
+                   f"({plan.timings_from}); package files: {', '.join(plan.files)}")
+    elif fmt == "kernelbench":
+        click.echo(f"  KernelBench ModelNew with shape-aware dispatch ({plan.timings_from}), kernels and "
+                   f"reference inline")
+    elif len(plan.files) > 1:
         click.echo(f"  shape-aware dispatch ({plan.timings_from}); kernels and reference written next to it: "
                    f"{', '.join(plan.files[1:])}")
     else:
         click.echo(f"  node {node.node_id} won every measured case ({plan.timings_from}): no dispatch needed")
 
 
-def _kernel_files(plan) -> list[str | None]:
-    """The file each kernel node was written to (None when ``out`` itself is the one kernel)."""
-    if len(plan.files) == 1:
-        return [plan.files[0]]
-    return plan.files[1:1 + len(plan.kernel_nodes)]
+def _op_name(op: str) -> str:
+    from kernelevolve.export_torch_library import op_identifier
+
+    return op_identifier(op)
 
 
 def winner_evaluations(meta, objects, run_id: str, best_node: int) -> dict[int, dict]:
