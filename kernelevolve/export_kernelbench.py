@@ -29,9 +29,6 @@ and buffers; the kernels and the reference are kept below as source text, each i
 its own.
 """
 
-import torch
-import torch.nn as nn
-
 # --- run-time helpers (kernelevolve.export_runtime) ---
 {runtime}
 # --- the run's kernels (node id -> its file) and the op's reference ---

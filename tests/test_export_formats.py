@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import REPO_ROOT
 from test_export import _run_with_timings
 
 from kernelevolve.export_torch_library import op_identifier
@@ -264,15 +265,23 @@ print(json.dumps(report))
 @pytest.mark.slow
 def test_kernelbench_export_loads_like_kernelbench(ke, tmp_path: Path) -> None:
     """One file, loaded next to the problem file: ModelNew(*get_init_inputs()) matches Model on the problem's
-    inputs. Two runs: a KernelBench-layout problem whose one case no kernel won (PyTorch there, the kernel on
-    other shapes), and the three-case run whose two kernel nodes define the same names in one file."""
+    inputs. Three runs: a KernelBench-layout problem whose one case no kernel won (PyTorch there, the kernel on
+    other shapes), the three-case run whose two kernel nodes define the same names in one file, and a run
+    `ke search` made on the cpu target (no timings: its best node everywhere)."""
     (tmp_path / "kb").mkdir()
     kb_state = tmp_path / "kb" / "state"
     kb_run = _run_with_timings(kb_state, {"case0": (0.012, 0.009)}, spec_text=KERNELBENCH_SPEC, kernel=KERNEL,
                                op="7_affine_relu")
     state, run_id = _routed_run(ke, tmp_path)
+    searched = tmp_path / "searched"  # and a run made by `ke search` itself (untimed on the cpu target)
+    searched.mkdir()
+    (searched / "swish.py").write_text((Path(REPO_ROOT) / "tests" / "specs" / "kernelbench_swish.py").read_text())
+    search = ke("search", "--op", str(searched / "swish.py"), "--hw", "cpu", "--budget", "1", "--strategy", "greedy",
+                "--operator", "offline", "--state-dir", str(searched / "state"), "--json")
+    assert search.returncode == 0, search.stderr
     files = {}
-    for label, st, rid in (("kb", kb_state, kb_run), ("routed", state, run_id)):
+    for label, st, rid in (("kb", kb_state, kb_run), ("routed", state, run_id),
+                           ("searched", searched / "state", search.json()["run_id"])):
         out = tmp_path / f"{label}_new.py"
         result = ke("best", rid, "--format", "kernelbench", "--out", str(out), "--state-dir", str(st), "--json")
         assert result.returncode == 0, result.stderr
@@ -282,15 +291,17 @@ def test_kernelbench_export_loads_like_kernelbench(ke, tmp_path: Path) -> None:
     folder = tmp_path / "deploy"  # the problem file alone: the ModelNew file must carry everything it needs
     folder.mkdir()
     cases = []
-    for label, spec_text in (("kb", KERNELBENCH_SPEC), ("routed", SPEC.replace("PytorchModel", "Model"))):
+    for label, spec_text in (("kb", KERNELBENCH_SPEC), ("routed", SPEC.replace("PytorchModel", "Model")),
+                             ("searched", (searched / "swish.py").read_text())):
         (folder / f"{label}_problem.py").write_text(spec_text)
         (folder / f"{label}_new.py").write_text(files[label].read_text())
         cases.append((label, str(folder / f"{label}_problem.py"), str(folder / f"{label}_new.py")))
     report = json.loads(_python(f"CASES = {cases!r}\n" + KERNELBENCH_PROBE, folder))
-    for label in ("kb", "routed"):
+    for label in ("kb", "routed", "searched"):
         assert report[label]["same_init"] and report[label]["keys"], report[label]
     assert report["kb"]["routes"] == [[[64, 48], "pytorch"], [[5, 48], "node 1"], [[300, 48], "node 1"],
                                       [[7, 48], "node 1"]]
+    assert [route for _, route in report["searched"]["routes"]] == ["node 1", "node 1"]  # no timings: the best
     assert report["routed"]["routes"] == [[[64, 48], "node 1"], [[5, 48], "pytorch"], [[300, 48], "node 2"],
                                           [[7, 48], "node 2"]]
 
