@@ -265,11 +265,16 @@ def export_torch_library(out: Path, sources: dict[int, str], spec_path: Path, pl
                         f"and {out.name!r} is not a Python identifier")
     if out.exists() and not out.is_dir():
         raise UserError(f"cannot write {out}: it exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not _earlier_export(out):
+        raise UserError(f"cannot write {out}: the folder holds files that are not an earlier torch-library export")
     interface = op_interface(spec_path)
     routes = route_table(plan, spec_path)
     name = op_identifier(op)
     out.mkdir(exist_ok=True)
     stems = {node: f"kernel_node{node}" for node in plan.kernel_nodes}
+    for stale in out.glob("kernel_node*.py"):  # an earlier export's nodes that no route uses now
+        if stale.stem not in stems.values():
+            stale.unlink()
     for node, stem in stems.items():
         (out / f"{stem}.py").write_text(sources[node], encoding="utf-8")
     (out / "reference.py").write_text(spec_path.read_text(encoding="utf-8"), encoding="utf-8")
@@ -286,3 +291,8 @@ def export_torch_library(out: Path, sources: dict[int, str], spec_path: Path, pl
     plan.kernel_files = {node: str(out / f"{stem}.py") for node, stem in stems.items()}
     return plan
 
+
+
+def _earlier_export(folder: Path) -> bool:
+    init = folder / "__init__.py"
+    return init.is_file() and "exported by `ke best`" in init.read_text(encoding="utf-8", errors="replace")

@@ -185,6 +185,9 @@ def test_torch_library_export_runs_under_torch_compile(ke, tmp_path: Path) -> No
     assert sorted(Path(f).name for f in payload["files"]) == [
         "__init__.py", "_runtime.py", "kernel_node1.py", "kernel_node2.py", "reference.py"]
     assert payload["kernel_files"] == {"2": str(out / "kernel_node2.py"), "1": str(out / "kernel_node1.py")}
+    again = ke("best", run_id, "--format", "torch-library", "--out", str(out), "--state-dir", str(state))
+    assert again.returncode == 0, again.stderr  # an earlier export of its own is rewritten in place
+    assert "kernelevolve::op_1_affine_relu" in again.stdout
 
     probe = f"SHAPES = {SHAPES!r}\n" + TORCH_LIBRARY_PROBE
     seen = json.loads(_python(probe, out.parent))
@@ -316,3 +319,10 @@ def test_torch_library_export_refuses_a_folder_that_cannot_be_imported(ke, tmp_p
     folder.mkdir()
     result = ke("best", run_id, "--format", "kernelbench", "--out", str(folder), "--state-dir", str(state))
     assert result.returncode == 2 and "writes a file" in result.stderr
+    (folder / "__init__.py").write_text("import os\n")  # a user's own package is never overwritten
+    result = ke("best", run_id, "--format", "torch-library", "--out", str(folder), "--state-dir", str(state))
+    assert result.returncode == 2 and "not an earlier torch-library export" in result.stderr
+    assert [p.name for p in folder.iterdir()] == ["__init__.py"]
+    assert (folder / "__init__.py").read_text() == "import os\n"
+    bad = ke("best", run_id, "--format", "onnx", "--out", str(tmp_path / "x.py"), "--state-dir", str(state))
+    assert bad.returncode == 2 and bad.stderr.startswith("ke: error: ") and "onnx" in bad.stderr
