@@ -8,13 +8,21 @@ both, while the right deployment is the first kernel on fp16 and PyTorch on fp32
 dtypes match no measured case go to the overall best node: it was checked correct on every case. The
 exported files are plain Python with no KernelEvolve import: the kernels, a copy of the op's reference, and
 a dispatcher that loads them from its own folder.
+
+The other formats (``--format torch-library``, ``--format kernelbench``; one module each) render the same
+plan and the same signature -> node table (``route_table``), so every format routes a call identically.
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from kernelevolve.export_runtime import signature
+
+FORMATS = ("dispatch", "torch-library", "kernelbench")
 
 DISPATCH_TEMPLATE = '''"""Shape-aware dispatch exported by `ke best`: run {run_id}, op {op} on {hw}.
 
@@ -53,9 +61,7 @@ _kernels = {{node: _load(name) for node, name in KERNEL_FILES.items()}}
 _reference = _load({reference_file!r})
 
 
-def signature(args):
-    return tuple((tuple(a.shape), str(a.dtype)) if isinstance(a, torch.Tensor) else repr(a) for a in args)
-
+{signature_source}
 
 def _tie(module, owner_of_params):
     """``module`` uses ``owner_of_params``'s parameters (same names), so one set of weights drives every path."""
@@ -109,6 +115,7 @@ class ExportPlan:
     routes: list[CaseRoute] = field(default_factory=list)
     timings_from: str = ""
     files: list[str] = field(default_factory=list)
+    kernel_files: dict[int, str] = field(default_factory=dict)  # node -> the file its kernel was written to
 
     @property
     def untimed(self) -> bool:
@@ -156,11 +163,26 @@ def case_signatures(spec_path: Path) -> dict[str, tuple]:
     from evaluators.spec import load_spec
 
     spec = load_spec(spec_path)
-    out = {}
-    for name, args in spec.cases("prod", "meta").items():
-        out[name] = tuple((tuple(a.shape), str(a.dtype)) if hasattr(a, "shape") and hasattr(a, "dtype")
-                          else repr(a) for a in args)
-    return out
+    return {name: signature(args) for name, args in spec.cases("prod", "meta").items()}
+
+
+def route_table(plan: ExportPlan, spec_path: Path) -> dict[tuple, int | None]:
+    """The plan as every exported format looks it up: input signature -> node id, None for PyTorch."""
+    signatures = case_signatures(spec_path)
+    return {signatures[r.case]: r.node_id for r in plan.routes if r.case in signatures}
+
+
+def listing(rows: list[CaseRoute]) -> str:
+    return "\n".join(f"  - {r.case} ({r.speedup_vs_eager:.2f}x vs eager"
+                     + (f", node {r.node_id})" if r.node_id is not None else ")") for r in rows) or "  (none)"
+
+
+def route_listing(plan: ExportPlan) -> str:
+    """The routes as the header of an exported file lists them."""
+    return (f"Timings from {plan.timings_from}. Measured cases routed to a Triton kernel (the node fastest there):\n"
+            f"{listing(plan.won)}\nPyTorch (the op's reference) is used where no kernel was faster than eager:\n"
+            f"{listing(plan.lost)}\nInputs whose shapes and dtypes match no measured case go to node "
+            f"{plan.default_node}, the overall best, checked correct on every case.")
 
 
 def kernel_file_name(stem: str, node_id: int, default_node: int) -> str:
@@ -168,29 +190,43 @@ def kernel_file_name(stem: str, node_id: int, default_node: int) -> str:
 
 
 def export(out: Path, sources: dict[int, str], spec_path: Path, plan: ExportPlan, run_id: str, op: str,
-           hw: str) -> ExportPlan:
+           hw: str, fmt: str = "dispatch") -> ExportPlan:
+    """Render ``plan`` in format ``fmt`` (one of ``FORMATS``) at ``out``; see ``export_dispatch`` and the
+    ``kernelevolve.export_torch_library`` and ``kernelevolve.export_kernelbench`` modules."""
+    if fmt == "torch-library":
+        from kernelevolve.export_torch_library import export_torch_library
+
+        return export_torch_library(out, sources, spec_path, plan, run_id, op, hw)
+    if fmt == "kernelbench":
+        from kernelevolve.export_kernelbench import export_kernelbench
+
+        return export_kernelbench(out, sources, spec_path, plan, run_id, op, hw)
+    if fmt != "dispatch":
+        raise ValueError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return export_dispatch(out, sources, spec_path, plan, run_id, op, hw)
+
+
+def export_dispatch(out: Path, sources: dict[int, str], spec_path: Path, plan: ExportPlan, run_id: str, op: str,
+                    hw: str) -> ExportPlan:
     """Write the default node's kernel to ``out`` when it serves every case; otherwise ``out`` becomes the
     dispatcher, and the kernels and the reference go next to it (``<stem>_kernel.py`` for the default node,
     ``<stem>_node<N>.py`` for the others, ``<stem>_reference.py``)."""
     if not plan.lost and plan.kernel_nodes == [plan.default_node]:
         out.write_text(sources[plan.default_node], encoding="utf-8")
         plan.files = [str(out)]
+        plan.kernel_files = {plan.default_node: str(out)}
         return plan
-    signatures = case_signatures(spec_path)
     files = {node: kernel_file_name(out.stem, node, plan.default_node) for node in plan.kernel_nodes}
     reference_file = f"{out.stem}_reference.py"
     for node, name in files.items():
         (out.parent / name).write_text(sources[node], encoding="utf-8")
     (out.parent / reference_file).write_text(spec_path.read_text(encoding="utf-8"), encoding="utf-8")
-    routes = {signatures[r.case]: r.node_id for r in plan.routes if r.case in signatures}
-
-    def listing(rows: list[CaseRoute]) -> str:
-        return "\n".join(f"  - {r.case} ({r.speedup_vs_eager:.2f}x vs eager"
-                         + (f", node {r.node_id})" if r.node_id is not None else ")") for r in rows) or "  (none)"
-
+    routes = route_table(plan, spec_path)
     out.write_text(DISPATCH_TEMPLATE.format(
-        run_id=run_id, op=op, hw=hw, timings_from=plan.timings_from, kernel_files=files, routes=routes,
+        signature_source=inspect.getsource(signature), run_id=run_id, op=op, hw=hw, timings_from=plan.timings_from,
+        kernel_files=files, routes=routes,
         default_node=plan.default_node, default_file=files[plan.default_node], reference_file=reference_file,
         won=listing(plan.won), lost=listing(plan.lost)), encoding="utf-8")
     plan.files = [str(out)] + [str(out.parent / name) for name in files.values()] + [str(out.parent / reference_file)]
+    plan.kernel_files = {node: str(out.parent / name) for node, name in files.items()}
     return plan

@@ -40,15 +40,16 @@ KERNEL = (Path(REPO_ROOT) / "knowledge_base" / "code_samples" / "swish.py").read
 
 
 def _run_with_timings(state: Path, *nodes: dict[str, tuple[float, float]],
-                      finish: dict[int, dict[str, tuple[float, float]]] | None = None) -> str:
+                      finish: dict[int, dict[str, tuple[float, float]]] | None = None,
+                      spec_text: str = SPEC, kernel: str = KERNEL, op: str = "tiny_swish") -> str:
     """A run whose node i+1 has ``nodes[i]`` as per-case (latency, eager) ms; fitness is the geomean speedup,
     as the evaluator computes it. With ``finish``, the run is closed by ``finish_run`` whose fresh
-    re-measurements are those timings (node -> cases)."""
-    spec = state.parent / "tiny_swish.py"
-    spec.write_text(SPEC)
+    re-measurements are those timings (node -> cases). Every node is ``kernel`` plus a comment naming it."""
+    spec = state.parent / "tiny_spec.py"
+    spec.write_text(spec_text)
     meta, objects = MetadataStore(state / "ke.duckdb"), ObjectStore(str(state / "artifacts"))
-    run = create_run(meta, objects, SearchConfig(op="tiny_swish", spec_path=str(spec), hw="h100",
-                                                 strategy="greedy", budget=len(nodes)), SPEC)
+    run = create_run(meta, objects, SearchConfig(op=op, spec_path=str(spec), hw="h100",
+                                                 strategy="greedy", budget=len(nodes)), spec_text)
 
     def result(timings: dict[str, tuple[float, float]]) -> EvaluationResult:
         cases = [CaseResult(name, latency_ms=ms, eager_ms=eager) for name, (ms, eager) in timings.items()]
@@ -57,11 +58,11 @@ def _run_with_timings(state: Path, *nodes: dict[str, tuple[float, float]],
                                 speedup_vs_eager=fitness)
 
     for i, timings in enumerate(nodes, start=1):
-        source = KERNEL + f"\n# variant {i}\n"
+        source = kernel + f"\n# variant {i}\n"
         persist_node(meta, objects, run, "offline", i, None, Proposal(source, {}), source_hash(source),
                      result(timings))
     if finish is not None:
-        by_source = {KERNEL + f"\n# variant {i}\n": i for i in range(1, len(nodes) + 1)}
+        by_source = {kernel + f"\n# variant {i}\n": i for i in range(1, len(nodes) + 1)}
         remeasured: list[int] = []
 
         def evaluate(source: str) -> EvaluationResult:

@@ -1,4 +1,4 @@
-"""``ke runs``, ``ke show RUN [--tree]`` and ``ke best RUN --out FILE``: reading stored runs.
+"""``ke runs``, ``ke show RUN [--tree]`` and ``ke best RUN --out FILE [--format F]``: reading stored runs.
 
 All of them only read, through short-lived connections, so they work while a search is writing.
 """
@@ -96,17 +96,23 @@ def render_tree(nodes: list[Node], best_id: int | None) -> list[str]:
 
 @click.command("best")
 @click.argument("run_id")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Where to write the kernel.")
+@click.option("--out", "out", required=True, type=click.Path(),
+              help="Where to write: a file (dispatch, kernelbench) or a package folder (torch-library).")
+@click.option("--format", "fmt", type=click.Choice(["dispatch", "torch-library", "kernelbench"]), default="dispatch",
+              show_default=True, help="dispatch: a standalone dispatcher module; torch-library: a package "
+              "registering torch.ops.kernelevolve.<op>; kernelbench: one ModelNew file in KernelBench's layout.")
 @state_options
 @json_option
-def best_cmd(run_id, out, state_dir, store_url, as_json) -> None:
-    """Write a run's best kernels to a file: each measured shape to its fastest node, PyTorch where none won."""
+def best_cmd(run_id, out, fmt, state_dir, store_url, as_json) -> None:
+    """Write a run's best kernels: each measured shape to its fastest node, PyTorch where none won."""
     import tempfile
 
     from kernelevolve.export import export, plan_dispatch
-    from kernelevolve.inputs import output_file
+    from kernelevolve.inputs import folder_to_create, output_file
 
-    out_path = output_file(out, "kernel file", "--out")  # before reading the store: nothing to undo
+    # checked before reading the store: nothing to undo. torch-library writes a package folder, the others a file
+    out_path = (folder_to_create(out, "package folder", "--out") if fmt == "torch-library"
+                else output_file(out, "kernel file", "--out"))
     _, meta, objects = open_state(state_dir, store_url, create=False)
     run = meta.get_run(resolve_run(meta, run_id))
     best = meta.best_nodes(run.run_id, 1)
@@ -120,12 +126,12 @@ def best_cmd(run_id, out, state_dir, store_url, as_json) -> None:
         spec_path.write_text(objects.get_text(f"specs/{run.spec_hash}.py"), encoding="utf-8")
         try:
             plan = export(out_path, sources, spec_path, plan_dispatch(evaluations, node.node_id), run.run_id,
-                          run.op, run.hw)
+                          run.op, run.hw, fmt)
         except OSError as exc:
             raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
-    payload = {"run_id": run.run_id, "node_id": node.node_id, "fitness": node.fitness, "out": out,
+    payload = {"run_id": run.run_id, "node_id": node.node_id, "fitness": node.fitness, "out": out, "format": fmt,
                "files": plan.files, "timings_from": plan.timings_from, "kernel_nodes": plan.kernel_nodes,
-               "kernel_files": {str(n): f for n, f in zip(plan.kernel_nodes, _kernel_files(plan), strict=True)},
+               "kernel_files": {str(n): f for n, f in plan.kernel_files.items()},
                "kernel_cases": [{"case": r.case, "node_id": r.node_id, "speedup_vs_eager": r.speedup_vs_eager,
                                  "latency_ms": r.latency_ms} for r in plan.won],
                "fallback_cases": [{"case": r.case, "speedup_vs_eager": r.speedup_vs_eager} for r in plan.lost]}
@@ -139,18 +145,23 @@ def best_cmd(run_id, out, state_dir, store_url, as_json) -> None:
     for r in plan.routes:
         route = f"node {r.node_id}" if r.node_id is not None else "falls back to PyTorch"
         click.echo(f"    {r.case}: {r.speedup_vs_eager:.2f}x vs eager -> {route}")
-    if len(plan.files) > 1:
+    if fmt == "torch-library":
+        click.echo(f"  torch.library op kernelevolve::{_op_name(run.op)} "
+                   f"({plan.timings_from}); package files: {', '.join(plan.files)}")
+    elif fmt == "kernelbench":
+        click.echo(f"  KernelBench ModelNew with shape-aware dispatch ({plan.timings_from}), kernels and "
+                   f"reference inline")
+    elif len(plan.files) > 1:
         click.echo(f"  shape-aware dispatch ({plan.timings_from}); kernels and reference written next to it: "
                    f"{', '.join(plan.files[1:])}")
     else:
         click.echo(f"  node {node.node_id} won every measured case ({plan.timings_from}): no dispatch needed")
 
 
-def _kernel_files(plan) -> list[str | None]:
-    """The file each kernel node was written to (None when ``out`` itself is the one kernel)."""
-    if len(plan.files) == 1:
-        return [plan.files[0]]
-    return plan.files[1:1 + len(plan.kernel_nodes)]
+def _op_name(op: str) -> str:
+    from kernelevolve.export_torch_library import op_identifier
+
+    return op_identifier(op)
 
 
 def winner_evaluations(meta, objects, run_id: str, best_node: int) -> dict[int, dict]:
