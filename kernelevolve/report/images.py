@@ -34,7 +34,7 @@ def write_images(figures: list[NamedFigure], html_path: Path, fmt: str) -> list[
                          height=[int(f.figure.layout.height or 450) for f in figures],
                          scale=2 if fmt == "png" else 1)
     except Exception as exc:  # kaleido's errors (no browser, a crashed one) all mean "cannot export here"
-        first = " ".join(str(exc).split())[:240] or type(exc).__name__
+        first = " ".join(str(exc.args[0] if exc.args else exc).split())[:200] or type(exc).__name__
         raise UserError(f"cannot write {fmt.upper()} figures: {first} (kaleido needs Chrome or Chromium: "
                         "'apt-get install chromium', or set BROWSER_PATH)") from None
     return paths
