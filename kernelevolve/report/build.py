@@ -40,11 +40,15 @@ def run_report(data: RunData) -> Report:
         facts.append(("vs eager", f"{best.speedup_vs_eager:.2f}x"))
     if best is not None and best.speedup_vs_compile is not None:
         facts.append(("vs torch.compile", f"{best.speedup_vs_compile:.2f}x"))
+    gpu = ((data.best_evaluation or {}).get("extra") or {}).get("gpu") or {}
+    if gpu.get("name"):  # where the numbers were measured, as the evaluator recorded it
+        facts.append(("device", f"{gpu['name']}, torch {gpu.get('torch')}, triton {gpu.get('triton')}"))
     search = Section("Search", [
         NamedFigure("tree", tree_figure(data), "Nodes coloured by status and sized by fitness; click one for its "
                     "code, reason, evaluation and overview.md."),
         NamedFigure("trajectory", trajectory_figure(data), "Fitness of each node in the order it was stored; the "
-                    "line is the best so far; the shaded band is the draft phase (children of the root).")])
+                    "line is the best so far; failed nodes (x) sit at 0; the shaded band is the draft phase "
+                    "(children of the root). Fitness is the geometric mean over the production cases.")])
     sections = [search]
     if run.status == "running":
         search.items.insert(0, "This run is still in progress: the report shows the state so far.")

@@ -84,6 +84,7 @@ def floor_figure(evaluation: dict[str, Any]) -> go.Figure:
         group = [c for c in cases if (c.get("bottleneck") or "unknown") == bottleneck]
         fig.add_trace(go.Bar(
             x=[c["name"] for c in group], y=[c["fraction_of_floor"] for c in group], name=f"{bottleneck}-bound",
+            showlegend=True,
             marker_color=BOTTLENECK_COLOURS.get(bottleneck, "#7f7f7f"), texttemplate="%{y:.2f}",
             textposition="outside",
             hovertext=[f"{c['name']}: {c['latency_ms']:.4f} ms measured, floor {fmt(c.get('floor_ms'), 4)} ms"

@@ -85,8 +85,8 @@ padding:10px 14px}section h2{font-size:16px;margin:4px 0 8px}.caption{font-size:
 table{border-collapse:collapse;font-size:12px;margin:6px 0}th,td{border:1px solid #ddd;padding:3px 7px;
 text-align:right;white-space:nowrap}th{background:#f0f3f6}td:first-child,th:first-child{text-align:left}
 .tree-wrap{display:flex;gap:12px;align-items:flex-start}.tree-wrap .plot{flex:1 1 60%;min-width:0}
-#ke-node-panel{flex:0 0 38%;max-height:900px;overflow:auto;border-left:3px solid #1f77b4;padding:4px 10px;
-font-size:12px}#ke-node-panel pre{background:#f6f8fa;padding:6px;overflow:auto;max-height:420px;font-size:11px}
+#ke-node-panel{flex:0 0 38%;max-height:720px;overflow:auto;border-left:3px solid #1f77b4;padding:4px 10px;
+font-size:12px}#ke-node-panel pre{background:#f6f8fa;padding:6px;overflow:auto;max-height:380px;font-size:11px}
 #ke-node-panel h3{margin:4px 0;font-size:15px}.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 10px}
 .kv span:nth-child(odd){color:#666}footer{font-size:11px;color:#777;padding:0 24px 20px}
 """
