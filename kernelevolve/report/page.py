@@ -50,7 +50,7 @@ class Report:
     title: str
     facts: list[tuple[str, str]]
     sections: list[Section]
-    nodes: dict[str, Any] | None = None  # run reports: node_id -> side-panel data
+    nodes: dict[str, Any] | None = None  # run reports: the side panel's data (tree_view.node_payload)
     selected: int | None = None  # the node the panel shows first (the best)
     node_count: int | None = None
 
@@ -93,7 +93,8 @@ font-size:12px}#ke-node-panel pre{background:#f6f8fa;padding:6px;overflow:auto;m
 
 _PANEL_JS = """
 (function(){
-  const nodes = JSON.parse(document.getElementById('ke-node-data').textContent);
+  const data = JSON.parse(document.getElementById('ke-node-data').textContent);
+  const nodes = data.nodes;
   const panel = document.getElementById('ke-node-panel');
   function el(tag, text, cls){const e=document.createElement(tag); if(text!==undefined) e.textContent=text;
     if(cls) e.className=cls; return e;}
@@ -115,7 +116,7 @@ _PANEL_JS = """
     for(const [k,v] of rows){kv.appendChild(el('span', k)); kv.appendChild(el('span', v));}
     panel.appendChild(kv);
     panel.appendChild(block('reason', n.reason, !!n.reason));
-    panel.appendChild(block('code', n.code, true));
+    panel.appendChild(block('code', data.code[n.code_ref], true));
     panel.appendChild(block('overview.md', n.overview, false));
     panel.appendChild(block('evaluation', JSON.stringify(n.evaluation, null, 1), false));
     panel.appendChild(block('operator', JSON.stringify(n.operator_meta, null, 1), false));

@@ -82,7 +82,7 @@ def node_detail(objects: ObjectStore, node: Node, code_cache: dict[str, str]) ->
     detail.evaluation = trim_evaluation(_try(objects, prefix + "evaluation.json", "get_json", detail.missing,
                                              "evaluation.json"))
     detail.operator = _try(objects, prefix + "operator.json", "get_json", detail.missing, "operator.json") or {}
-    if objects.exists(prefix + "overview.md"):
+    if _try(objects, prefix + "overview.md", "exists", detail.missing, "overview.md"):  # older nodes have none
         detail.overview = _try(objects, prefix + "overview.md", "get_text", detail.missing, "overview.md") or ""
     return detail
 

@@ -109,17 +109,21 @@ def tree_figure(data: RunData) -> go.Figure:
 
 
 def node_payload(data: RunData) -> dict[str, Any]:
-    """node_id -> what the side panel shows; embedded in the page as JSON."""
+    """What the side panel shows, embedded in the page as JSON: ``nodes`` (node_id -> fields) and ``code``
+    (kernel ref -> source, once per distinct kernel: many nodes of a long run share one)."""
     out: dict[str, Any] = {}
+    code: dict[str, str] = {}
     for n in data.nodes:
         detail = data.details.get(n.node_id)
+        if detail and n.path_ref:
+            code.setdefault(n.path_ref, detail.code)
         out[str(n.node_id)] = {
             "node_id": n.node_id, "parent_id": n.parent_id, "depth": n.depth, "status": n.status,
             "fitness": n.fitness if math.isfinite(n.fitness) else None, "reason": n.reason,
             "speedup_vs_eager": n.speedup_vs_eager, "speedup_vs_compile": n.speedup_vs_compile,
             "tokens_in": n.tokens_in, "tokens_out": n.tokens_out, "cost_usd": n.cost_usd,
             "eval_seconds": n.eval_seconds, "operator_meta": n.operator_meta,
-            "code": detail.code if detail else "", "evaluation": detail.evaluation if detail else None,
+            "code_ref": n.path_ref, "evaluation": detail.evaluation if detail else None,
             "overview": detail.overview if detail else "", "missing": detail.missing if detail else [],
         }
-    return out
+    return {"nodes": out, "code": code}
