@@ -36,10 +36,13 @@ def run_report(data: RunData) -> Report:
              ("best", "none correct yet" if best is None else
               f"node {best.node_id}, fitness {best.fitness:.3f}"),
              ("created", _when(run.created_at)), ("updated", _when(run.updated_at))]
-    if best is not None and best.speedup_vs_eager is not None:
-        facts.append(("vs eager", f"{best.speedup_vs_eager:.2f}x"))
-    if best is not None and best.speedup_vs_compile is not None:
-        facts.append(("vs torch.compile", f"{best.speedup_vs_compile:.2f}x"))
+    # the headline speedups: the fresh final re-measurement where the run made one (no selection bias)
+    final = data.best_evaluation if data.best_evaluation_source == "final re-measurement" else None
+    source = final or (best.__dict__ if best is not None else {})
+    note = " (re-measured)" if final else ""
+    for key, label in (("speedup_vs_eager", "vs eager"), ("speedup_vs_compile", "vs torch.compile")):
+        if source.get(key) is not None:
+            facts.append((label, f"{source[key]:.2f}x{note}"))
     gpu = ((data.best_evaluation or {}).get("extra") or {}).get("gpu") or {}
     if gpu.get("name"):  # where the numbers were measured, as the evaluator recorded it
         facts.append(("device", f"{gpu['name']}, torch {gpu.get('torch')}, triton {gpu.get('triton')}"))

@@ -18,6 +18,7 @@ from kernelevolve.report.style import BEST_OUTLINE, base_layout, status_colour
 from search.node import Node
 
 ROOT = -1  # the virtual root's key in the layout
+LABELLED_NODES = 80  # up to this many nodes, each marker is labelled with its id (beyond, hover only)
 
 
 def tidy_layout(nodes: list[Node]) -> dict[int, tuple[float, float]]:
@@ -83,13 +84,17 @@ def tree_figure(data: RunData) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", line=dict(color="#b0b0b0", width=1),
                              hoverinfo="skip", showlegend=False, name="edges"))
+    labels = len(data.nodes) <= LABELLED_NODES
     by_status: dict[str, list[Node]] = {}
     for n in data.nodes:
         by_status.setdefault(n.status, []).append(n)
     for status in sorted(by_status, key=lambda s: (s != "ok", s)):
-        group = by_status[status]
+        # the legend draws a trace's first marker: keep the best node's star from standing for a whole status
+        group = sorted(by_status[status], key=lambda n: n.node_id == best_id)
         fig.add_trace(go.Scatter(
-            x=[pos[n.node_id][0] for n in group], y=[-pos[n.node_id][1] for n in group], mode="markers",
+            x=[pos[n.node_id][0] for n in group], y=[-pos[n.node_id][1] for n in group],
+            mode="markers+text" if labels else "markers", text=[str(n.node_id) for n in group],
+            textposition="bottom center", textfont=dict(size=9, color="#555"),
             name=f"{status} ({len(group)})", meta="node", customdata=[n.node_id for n in group],
             hovertext=[_hover(n) for n in group], hoverinfo="text",
             marker=dict(color=status_colour(status), size=[marker_size(n, best_fitness) for n in group],
