@@ -2,7 +2,7 @@
 
 Rows are family / category (elementwise alone has 107 ops, too many for one row); each cell is an op,
 coloured by log2 of its speedup where it was timed, green where it is correct but untimed (the CPU
-interpreter), red where it failed and grey where it has not run. Hover shows the op's full record.
+interpreter), purple where it failed and grey where it has not run. Hover shows the op's full record.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ import plotly.graph_objects as go
 
 from kernelevolve.report.style import base_layout, fmt
 
+MIN_COLUMNS = 16  # a sweep of a few ops keeps square-ish cells instead of stretching them across the page
 STATUS_Z = {"untimed": 0, "failed": 1, "not run": 2}
-STATUS_SCALE = [[0.0, "#a1d99b"], [0.33, "#a1d99b"], [0.34, "#de2d26"], [0.66, "#de2d26"], [0.67, "#d9d9d9"],
+FAILED = "#542788"  # purple: not on the speed scale's red-blue axis, so a failure never reads as "slow"
+STATUS_SCALE = [[0.0, "#a1d99b"], [0.33, "#a1d99b"], [0.34, FAILED], [0.66, FAILED], [0.67, "#d9d9d9"],
                 [1.0, "#d9d9d9"]]
 
 
@@ -57,8 +59,9 @@ def coverage_figure(matrix: dict[str, Any]) -> go.Figure:
     status_z = [[None if r is None or _state(r) == "timed" else STATUS_Z[_state(r)] for r in line] for line in grid]
     speed_z = [[math.log2(r["speedup_vs_eager"]) if r is not None and _state(r) == "timed" else None for r in line]
                for line in grid]
-    text = [["" if r is None else _short(r["op"]) + "<br>" + (f"{r['speedup_vs_eager']:.2f}x" if _state(r) == "timed"
-                                                               else _state(r)) for r in line] for line in grid]
+    # text only on timed cells: a heat-map writes its text on empty cells too, and those get the scatter's labels
+    text = [[_short(r["op"]) + f"<br>{r['speedup_vs_eager']:.2f}x" if r is not None and _state(r) == "timed" else ""
+             for r in line] for line in grid]
     hover = [["" if r is None else _hover(r) for r in line] for line in grid]
     fig = go.Figure()
     fig.add_trace(go.Heatmap(z=status_z, x=cols, y=labels, zmin=0, zmax=2, colorscale=STATUS_SCALE,
@@ -70,7 +73,7 @@ def coverage_figure(matrix: dict[str, Any]) -> go.Figure:
                              colorbar=dict(title="vs eager", tickvals=[-2, -1, 0, 1, 2],
                                            ticktext=["0.25x", "0.5x", "1x", "2x", "4x"])))
     # the untimed/failed cells' labels: a text-only scatter, since the status layer has no colour scale of speed
-    xs, ys, words, hovers = [], [], [], []
+    xs, ys, words, hovers, colours = [], [], [], [], []
     for label, line in zip(labels, grid, strict=True):
         for col, r in zip(cols, line, strict=True):
             if r is not None and _state(r) != "timed":
@@ -78,13 +81,16 @@ def coverage_figure(matrix: dict[str, Any]) -> go.Figure:
                 ys.append(label)
                 words.append(_short(r["op"]) + "<br>" + _state(r))
                 hovers.append(_hover(r))
-    fig.add_trace(go.Scatter(x=xs, y=ys, mode="text", text=words, textfont=dict(size=8), hovertext=hovers,
-                             hoverinfo="text", showlegend=False, name="ops"))
+                colours.append("white" if _state(r) == "failed" else "#333")
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="text", text=words, textfont=dict(size=8, color=colours),
+                             hovertext=hovers, hoverinfo="text", showlegend=False, name="ops"))
     s = matrix["summary"]
     title = (f"ATen coverage on {matrix['target']}{' (simulated)' if matrix.get('simulated') else ''}: "
-             f"{s['correct']}/{s['total']} correct; colour = speedup vs eager (green: correct, untimed; red: failed)")
+             f"{s['correct']}/{s['total']} correct; colour = speedup vs eager "
+             "(green: correct, untimed; purple: failed)")
     fig.update_layout(**base_layout(title, height=max(360, 90 + 46 * len(labels)),
-                                    xaxis=dict(visible=False), yaxis=dict(autorange="reversed", showgrid=False),
+                                    xaxis=dict(visible=False, range=[0.5, max(len(cols), MIN_COLUMNS) + 0.5]),
+                                    yaxis=dict(autorange="reversed", showgrid=False),
                                     margin=dict(l=190, r=30, t=60, b=20)))
     return fig
 
