@@ -31,10 +31,12 @@ from search.policy import STRATEGIES
               help="Per-phase evaluation timeout in seconds.")
 @click.option("--out", "out", default=None, type=click.Path(dir_okay=False),
               help="Path prefix of the matrix (.json and .md); default <state-dir>/aten_sweep_<hw>.")
+@click.option("--report", "html_report", is_flag=True,
+              help="Also write the matrix as an HTML report (.html): coverage heat-map, speedup distribution.")
 @state_options
 @json_option
 def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_name, model, executor, ray_address,
-                   timeout_s, out, state_dir, store_url, as_json) -> None:
+                   timeout_s, out, html_report, state_dir, store_url, as_json) -> None:
     """Run the 160-op ATen suite on a target; re-running it resumes. Ends with 'N/160 correct'."""
     from interpreters.targets import UnknownTarget, get_target
     from kernelevolve.aten.sweep import SweepOptions, select_ops
@@ -72,7 +74,7 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_na
     finally:
         execution.close()  # before printing: while Ray runs, stdout is lent to stderr
     report["command"] = "ke aten-sweep " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["aten-sweep"] else [])
-    _write(report, out_prefix)
+    _write(report, out_prefix, html_report)
     summary = report["summary"]
     if as_json:
         emit_json({"target": hw, "correct": summary["correct"], "total": summary["total"],
@@ -83,6 +85,8 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_na
             if not row["correct"]:
                 click.echo(f"  {row['op']}: {row['status']}: {' '.join(str(row['reason']).split())[:200]}")
         click.echo(f"matrix: {report['files'][0]} and {report['files'][1]}")
+        if html_report:
+            click.echo(f"report: {report['files'][2]}")
         click.echo(f"{summary['correct']}/{summary['total']} correct")
     if failures or summary["correct"] != summary["total"]:
         sys.exit(1)
@@ -138,7 +142,7 @@ def _provenance(rows: list[dict], opts) -> dict:
     return info
 
 
-def _write(report: dict, prefix: Path) -> None:
+def _write(report: dict, prefix: Path, html: bool = False) -> None:
     import json
 
     from kernelevolve.aten.matrix import markdown
@@ -146,9 +150,15 @@ def _write(report: dict, prefix: Path) -> None:
     prefix.parent.mkdir(parents=True, exist_ok=True)
     stem = prefix.name.removesuffix(".json").removesuffix(".md")
     json_path, md_path = prefix.parent / f"{stem}.json", prefix.parent / f"{stem}.md"
-    report["files"] = [str(json_path), str(md_path)]
+    html_path = prefix.parent / f"{stem}.html"
+    report["files"] = [str(json_path), str(md_path)] + ([str(html_path)] if html else [])
     try:
         json_path.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
         md_path.write_text(markdown(report), encoding="utf-8")
     except OSError as exc:
         raise UserError(f"cannot write the matrix to {prefix}: {exc.strerror or exc}") from None
+    if html:  # the same view 'ke report MATRIX.json' renders
+        from kernelevolve.cli.report_cmd import write_report
+        from kernelevolve.report.build import sweep_report
+
+        write_report(sweep_report({**report, "source": str(json_path)}), html_path, "html")

@@ -17,6 +17,7 @@ from kernelevolve.cli.eval_cmd import eval_cmd
 from kernelevolve.cli.hw_cmd import hw_group
 from kernelevolve.cli.kb_cmd import kb_group
 from kernelevolve.cli.mcp_cmd import mcp_cmd
+from kernelevolve.cli.report_cmd import report_cmd
 from kernelevolve.cli.runs_cmd import best_cmd, runs_cmd, show_cmd
 from kernelevolve.cli.search_cmd import search_cmd
 from kernelevolve.cli.worker_cmd import worker_cmd
@@ -30,7 +31,7 @@ def cli() -> None:
 
 
 for command in (search_cmd, campaign_cmd, aten_sweep_cmd, eval_cmd, runs_cmd, show_cmd, best_cmd, hw_group,
-                worker_cmd, kb_group, mcp_cmd):
+                worker_cmd, kb_group, mcp_cmd, report_cmd):
     cli.add_command(command)
 
 
