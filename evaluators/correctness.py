@@ -43,7 +43,7 @@ def run_candidate(
     for seed in seeds:
         first = make_inputs(spec, which, device, seed)
         fresh = make_inputs(spec, which, device, seed + FRESH_SEED_OFFSET)
-        reference, candidate = build_pair(spec, cls, seed, device)
+        reference, candidate = build_pair(spec, cls, seed, device, which)
         del reference  # only its parameters were needed
         for name, inputs in first.items():
             out1, n1 = _guarded_call(candidate, inputs, name)
@@ -151,7 +151,7 @@ def judge(
         first = make_inputs(spec, which, device, seed)
         fresh = make_inputs(spec, which, device, seed + FRESH_SEED_OFFSET)
         torch.manual_seed(seed)
-        reference = spec.reference_cls(*spec.init_args()).to(device).eval()
+        reference = spec.reference_cls(*spec.init_args(which)).to(device).eval()
         for name in first:
             result = results.setdefault(name, CaseResult(name=name, max_abs_err=0.0))
             for call, inputs in (("1", first[name]), ("2", fresh[name])):

@@ -90,12 +90,16 @@ def evaluate(job: dict[str, Any]) -> EvaluationResult:
         if status != "ok":
             return _finish(EvaluationResult.failure(status, "reference check: " + verdict["reason"], **base), started)
         cases = [CaseResult(**c) for c in verdict["cases"]]
+        # a KernelBench file checked on shrunk copies of its production inputs says so (shrink.py)
+        shrunk = {"shrunk": verdict["shrunk"]} if verdict.get("shrunk") else {}
         bad = [c for c in cases if c.status != "ok"]
         if bad:
             res = EvaluationResult.failure("incorrect", f"case {bad[0].name}: {bad[0].error}", cases=cases, **base)
             res.launches_per_forward = launches
+            res.extra.update(shrunk)
             return _finish(res, started)
         result = EvaluationResult(status="ok", fitness=1.0, cases=cases, launches_per_forward=launches, **base)
+        result.extra.update(shrunk)
         if job.get("simulate"):
             sim_args = (job["spec_path"], job["candidate_path"], job["simulate"])
             status, sim = run_phase("simulate", _simulate_phase, sim_args, workdir, max(timeout, 300.0), job)
@@ -233,8 +237,9 @@ def _judge_phase(spec_path: str, which: str, device: str, seeds: list[int], work
     from evaluators.spec import load_spec
 
     outputs = torch.load(Path(workdir) / "candidate_outputs.pt", weights_only=True)
-    cases = judge(load_spec(spec_path), which, device, seeds, outputs)
-    return {"cases": [dataclasses.asdict(c) for c in cases]}
+    spec = load_spec(spec_path)
+    cases = judge(spec, which, device, seeds, outputs)
+    return {"cases": [dataclasses.asdict(c) for c in cases], "shrunk": spec.shrunk if which == "test" else {}}
 
 
 def _simulate_phase(spec_path: str, cand_path: str, hardware: dict) -> dict:

@@ -27,6 +27,7 @@ def eval_cmd(op, hw, simulate, timeout_s, ncu, candidate, state_dir, store_url, 
     from evaluators.spec import SpecError, load_spec
     from interpreters.executor import DeviceUnavailable, LocalExecutor
     from interpreters.targets import UnknownTarget, get_target
+    from kernelevolve.cli.search_cmd import shrunk_line, test_case_shrink
     from kernelevolve.ops import resolve_op
 
     if timeout_s <= 0:
@@ -37,6 +38,7 @@ def eval_cmd(op, hw, simulate, timeout_s, ncu, candidate, state_dir, store_url, 
     try:
         spec = load_spec(resolve_op(op))
         target = get_target(hw)
+        test_case_shrink(spec, target, simulate)
         paths = resolve_state(state_dir, store_url)
         ensure_writable(paths.root)
         executor = LocalExecutor(target, paths.scratch, timeout_s=timeout_s, simulate=simulate, ncu=ncu)
@@ -54,6 +56,8 @@ def eval_cmd(op, hw, simulate, timeout_s, ncu, candidate, state_dir, store_url, 
         emit_json(payload)
     else:
         click.echo(f"{result.status}: fitness {result.fitness:.3f}" + (f" ({result.reason})" if result.reason else ""))
+        if result.extra.get("shrunk"):
+            click.echo(shrunk_line(result.extra["shrunk"]))
         for case in result.cases:
             timing = f" {case.latency_ms:.4f} ms (eager {case.eager_ms:.4f}, compile {case.compile_ms})" \
                 if case.latency_ms else ""
