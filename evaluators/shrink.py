@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from types import ModuleType
 from typing import Any
 
@@ -65,11 +66,12 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
     if not constants:
         raise ShrinkError(f"get_inputs() builds {produced:,} elements (cap {ELEMENT_CAP:,}) and the file has no "
                           "module-level size constants to scale down")
-    reason = "every scaling exceeds the cap"
+    small = {v for v in vars(module).values() if _is_int(v) and 0 < v <= KEEP_AT_MOST}  # groups, heads, strides
+    reason = ""
     tried: list[dict[str, Any]] = []
     for target in TARGETS:
-        for scale in (_keep_divisors, _power_of_two, _plain_cap):
-            mapping = _scaled_values(constants, target, scale)
+        for scale in SCALINGS:
+            mapping = _scaled_values(constants, small, target, scale)
             values = {name: (old, _apply(old, mapping)) for name, old in constants.items()}
             if values in tried or all(old == new for old, new in values.values()):
                 continue
@@ -82,10 +84,10 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
             failure = _trial(module, shrink, reference_cls, get_inputs, get_init_inputs)
             if failure is None:
                 return shrink
-            reason = failure
+            reason = reason or failure  # the first failure, on the most faithful scaling, says most
     names = ", ".join(constants)
     raise ShrinkError(f"get_inputs() builds {produced:,} elements (cap {ELEMENT_CAP:,}) and no scaling of its size "
-                      f"constants ({names}) runs the reference under the cap: {reason}")
+                      f"constants ({names}) runs the reference under the cap: {reason or 'all exceed it'}")
 
 
 def size_constants(module: ModuleType) -> dict[str, Any]:
@@ -105,10 +107,11 @@ def size_constants(module: ModuleType) -> dict[str, Any]:
 # --- scalings: each maps one size to its test value given the target and the values already mapped ---------
 
 
-def _keep_divisors(value: int, target: int, mapped: dict[int, int]) -> int:
-    """At most ``target``, and still a multiple of (the test value of) every constant that divides it:
-    channels stay divisible by groups, embed_dim by num_heads, a length by its pooling window."""
-    step = 1
+def _keep_divisors(value: int, target: int, mapped: dict[int, int], twos: int = 0) -> int:
+    """At most ``target`` where it can, and still a multiple of (the test value of) every constant that divides
+    it (channels stay divisible by groups, embed_dim by num_heads) and of ``2**twos`` where the value was: a size
+    halved by a literal pooling window or stride in the code stays even."""
+    step = 1 << min(twos, (value & -value).bit_length() - 1)
     for small, new in mapped.items():
         if 0 < small < value and value % small == 0:
             step = math.lcm(step, new)
@@ -123,10 +126,17 @@ def _plain_cap(value: int, target: int, mapped: dict[int, int]) -> int:
     return min(value, target)
 
 
-def _scaled_values(constants: dict[str, Any], target: int,
+# tried in this order at each target: divisibility kept (with 8, 2, then 1 as the power of two kept), then
+# powers of two (divide each other), then a plain cap
+SCALINGS: tuple[Callable[[int, int, dict[int, int]], int], ...] = (
+    partial(_keep_divisors, twos=3), partial(_keep_divisors, twos=1), _keep_divisors, _power_of_two, _plain_cap)
+
+
+def _scaled_values(constants: dict[str, Any], small: set[int], target: int,
                    scale: Callable[[int, int, dict[int, int]], int]) -> dict[int, int]:
-    """Every int among the constants -> its test value, smallest first (larger ones may depend on them)."""
-    everything: set[int] = set()
+    """Every int among the constants -> its test value, smallest first (larger ones may depend on them);
+    ``small`` are the module's kept ints, divisors that the sizes they divide must keep."""
+    everything: set[int] = set(small)
     for value in constants.values():
         everything.update(value if isinstance(value, (tuple, list)) else [value])
     mapped: dict[int, int] = {}
