@@ -32,14 +32,15 @@ def load_candidate_class(path: Path) -> type[torch.nn.Module]:
 
 
 def build_pair(
-    spec: OperatorSpec, cand_cls: type[torch.nn.Module], seed: int, device: str
+    spec: OperatorSpec, cand_cls: type[torch.nn.Module], seed: int, device: str, which: str = "prod"
 ) -> tuple[torch.nn.Module, torch.nn.Module]:
     """Build reference and candidate from the same seed, then copy the reference's state by name.
 
     Copying by name (not by position) lets a candidate hold extra buffers or omit parameters it does
     not need, while guaranteeing that every parameter it shares with the reference has its values.
+    ``which`` picks the case set the pair will run: a shrunk test case has shrunk constructor args.
     """
-    args = spec.init_args()
+    args = spec.init_args(which)
     torch.manual_seed(seed)
     reference = spec.reference_cls(*args).to(device).eval()
     torch.manual_seed(seed)

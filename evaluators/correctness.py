@@ -52,7 +52,7 @@ def run_candidate(
     for seed in seeds:
         first = make_inputs(spec, which, device, seed)
         fresh = make_inputs(spec, which, device, seed + FRESH_SEED_OFFSET)
-        reference, candidate_model = build_pair(spec, cls, seed, device)
+        reference, candidate_model = build_pair(spec, cls, seed, device, which)
         del reference  # only its parameters were needed
         for name, inputs in first.items():
             t0 = time.monotonic()
@@ -178,7 +178,7 @@ def reference_outputs(spec: OperatorSpec, which: str, device: str, seed: int
     first = make_inputs(spec, which, device, seed)
     fresh = make_inputs(spec, which, device, seed + FRESH_SEED_OFFSET)
     torch.manual_seed(seed)
-    reference = spec.reference_cls(*spec.init_args()).to(device).eval()
+    reference = spec.reference_cls(*spec.init_args(which)).to(device).eval()
     expected = {}
     with torch.no_grad():
         for name in first:

@@ -13,6 +13,7 @@ import torch
 
 from evaluators.identity import source_hash
 from evaluators.loading import LoadError, load_module, read_source
+from evaluators.shrink import Shrink, ShrinkError, plan_shrink, rebound
 
 DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float32: (1e-4, 1e-4),
@@ -50,14 +51,41 @@ class OperatorSpec:
     # rounding flips force a loose elementwise tolerance (a 16-bit chain of GEMMs and norms), a systematic
     # bug can hide under it element by element but not in the mean over millions of elements.
     mean_abs_err: dict[torch.dtype, float] = field(default_factory=dict)
+    # without get_test_inputs, the test case is get_inputs() with the size constants scaled down (shrink.py);
+    # planned on first use, since only the CPU interpreter needs it and planning runs the reference
+    _shrink: Shrink | None = field(default=None, init=False, repr=False)
+    _shrink_planned: bool = field(default=False, init=False, repr=False)
 
-    def init_args(self) -> list[Any]:
-        return list(self.get_init_inputs()) if self.get_init_inputs else []
+    def init_args(self, which: str = "prod") -> list[Any]:
+        """Constructor args; for the ``test`` case of a shrunk spec, built from the shrunk constants."""
+        if not self.get_init_inputs:
+            return []
+        with rebound(self.module, self.test_shrink() if which == "test" else None):
+            return list(self.get_init_inputs())
 
     def cases(self, which: str = "prod", device: str = "cpu") -> dict[str, Case]:
-        """``which`` is ``prod`` (get_inputs) or ``test`` (get_test_inputs, falling back to get_inputs)."""
-        fn = self.get_test_inputs if which == "test" and self.get_test_inputs else self.get_inputs
-        return normalize_cases(_call_with_device(fn, device), self.name)
+        """``which`` is ``prod`` (get_inputs) or ``test`` (get_test_inputs, else get_inputs, shrunk if large)."""
+        if which == "test" and self.get_test_inputs:
+            return normalize_cases(_call_with_device(self.get_test_inputs, device), self.name)
+        with rebound(self.module, self.test_shrink() if which == "test" else None):
+            return normalize_cases(_call_with_device(self.get_inputs, device), self.name)
+
+    def test_shrink(self) -> Shrink | None:
+        """How the test case scales the size constants down (None: not needed); SpecError when impossible."""
+        if not self._shrink_planned:
+            if self.get_test_inputs is None:
+                try:
+                    self._shrink = plan_shrink(self.module, self.reference_cls, self.get_inputs, self.get_init_inputs)
+                except ShrinkError as exc:
+                    raise SpecError(f"spec {self.path.name} cannot be shrunk to a test case: {exc}") from None
+            self._shrink_planned = True
+        return self._shrink
+
+    @property
+    def shrunk(self) -> dict[str, list[Any]]:
+        """{constant: [production value, test value]} when the test case was derived by shrinking, else {}."""
+        plan = self.test_shrink()
+        return plan.record() if plan else {}
 
     def tolerance(self, dtype: torch.dtype) -> tuple[float, float]:
         return self.tolerances.get(dtype, DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0)))

@@ -135,10 +135,17 @@ def evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
         phases["start"] = runner.start_s
         paths = {"spec_path": job["spec_path"], "candidate_path": job["candidate_path"]}
         failure, cases, launches = _check(runner, judge, job, paths, which, device, seeds, timeout, workdir, phases)
+        # a KernelBench file checked on shrunk copies of its production inputs says so (shrink.py)
+        shrunk = judge.spec(job["spec_path"]).shrunk if which == "test" else {}
         if failure is not None:
+            if shrunk:
+                failure.extra["shrunk"] = shrunk
             failure.launches_per_forward = launches
             return finish(failure)
         result = EvaluationResult(status="ok", fitness=1.0, cases=cases, launches_per_forward=launches, **base)
+        if shrunk:
+            result.extra["shrunk"] = shrunk
+        result.extra.update(shrunk)
         if job.get("simulate"):
             t0 = time.monotonic()
             status, reply = runner.request({"cmd": "simulate", **paths, "hardware": job["simulate"]},

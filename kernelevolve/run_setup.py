@@ -22,12 +22,15 @@ log = structlog.get_logger("kernelevolve.run_setup")
 
 
 def new_run(meta: MetadataStore, objects: ObjectStore, cfg: SearchConfig, spec_text: str, reuse: bool = True,
-            campaign: dict[str, Any] | None = None) -> RunRecord:
-    """Create a run; with ``reuse`` its first drafts are the best stored kernels of the same op (any target)."""
+            campaign: dict[str, Any] | None = None, shrunk: dict[str, Any] | None = None) -> RunRecord:
+    """Create a run; with ``reuse`` its first drafts are the best stored kernels of the same op (any target).
+    ``shrunk`` records the constants a KernelBench file's test case scaled down ({name: [prod, test]})."""
     seeds = meta.best_for_op(cfg.op, cfg.drafts, cfg.hw) if reuse else []
     extra: dict[str, Any] = {"seeded_from": seeds}
     if campaign:
         extra["campaign"] = campaign
+    if shrunk:
+        extra["shrunk"] = shrunk
     run = create_run(meta, objects, cfg, spec_text, extra)
     if seeds:
         log.info("run_seeded", run_id=run.run_id, seeds=[(s["run_id"], s["node_id"], s["hw"]) for s in seeds])

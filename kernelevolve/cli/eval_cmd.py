@@ -25,6 +25,7 @@ def eval_cmd(op, hw, simulate, timeout_s, ncu, candidate, state_dir, store_url, 
     """Evaluate CANDIDATE.py against an operator spec on a target."""
     from interpreters.executor import DeviceUnavailable, LocalExecutor
     from interpreters.targets import UnknownTarget, get_target
+    from kernelevolve.cli.search_cmd import shrunk_line, test_case_shrink
     from kernelevolve.inputs import source_file
 
     if timeout_s <= 0:
@@ -34,6 +35,7 @@ def eval_cmd(op, hw, simulate, timeout_s, ncu, candidate, state_dir, store_url, 
     spec = load_op(op)
     try:
         target = get_target(hw)
+        test_case_shrink(spec, target, simulate)
         ensure_writable(paths.root)
         executor = LocalExecutor(target, paths.scratch, timeout_s=timeout_s, simulate=simulate, ncu=ncu)
     except (DeviceUnavailable, NotImplementedError) as exc:
@@ -50,6 +52,8 @@ def eval_cmd(op, hw, simulate, timeout_s, ncu, candidate, state_dir, store_url, 
         emit_json(payload)
     else:
         click.echo(f"{result.status}: fitness {result.fitness:.3f}" + (f" ({result.reason})" if result.reason else ""))
+        if result.extra.get("shrunk"):
+            click.echo(shrunk_line(result.extra["shrunk"]))
         for case in result.cases:
             timing = f" {case.latency_ms:.4f} ms (eager {case.eager_ms:.4f}, compile {case.compile_ms})" \
                 if case.latency_ms else ""

@@ -78,6 +78,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
         except UnknownTarget as exc:
             raise UserError(exc.args[0]) from None
         spec = load_op(op)
+        shrunk = test_case_shrink(spec, target, simulate)
         if not ray_address:  # on a cluster, the device is the workers' business
             check_target(target, simulate)  # before any state is created
     if resume_id is not None:
@@ -106,7 +107,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
                            simulate=simulate or target.always_simulated, concurrency=concurrency,
                            executor=executor, reuse=not no_reuse, model=model, max_cost=max_cost,
                            code_roots=roots)
-        run = new_run(meta, objects, cfg, spec.path.read_text(encoding="utf-8"), reuse=not no_reuse)
+        run = new_run(meta, objects, cfg, spec.path.read_text(encoding="utf-8"), reuse=not no_reuse, shrunk=shrunk)
     final = _drive(run, meta, objects, execution, concurrency)
     best = meta.best_nodes(final.run_id, 1)
     summary = {
@@ -118,9 +119,13 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
     }
     if best and final.config.get("final"):
         summary["best"]["remeasured"] = final.config["final"]
+    if final.config.get("shrunk"):
+        summary["shrunk"] = final.config["shrunk"]
     if as_json:
         emit_json(summary)
     else:
+        if summary.get("shrunk"):
+            click.echo(shrunk_line(summary["shrunk"]))
         click.echo(f"run {final.run_id}: {summary['nodes']} nodes, "
                    + (f"best node {best[0].node_id} fitness {best[0].fitness:.3f}" if best else "no correct kernel"))
         click.echo(f"  ke show {final.run_id} --tree    ke best {final.run_id} --out kernel.py")
@@ -143,6 +148,24 @@ def reject_unsupported(concurrency: int, operator_name: str, model: str | None, 
         raise UserError("--operator anthropic needs ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another endpoint)")
     if operator_name == "openai" and not os.environ.get("OPENAI_BASE_URL"):
         raise UserError("--operator openai needs OPENAI_BASE_URL (an OpenAI-compatible endpoint) and OPENAI_API_KEY")
+
+
+def test_case_shrink(spec, target, simulate: bool) -> dict:
+    """On the CPU interpreter, a spec without get_test_inputs is checked on its production inputs scaled down:
+    plan that now, so a file that cannot be shrunk is refused before anything is written (SpecError)."""
+    from evaluators.spec import SpecError
+
+    if target.runs_on_device(simulate):
+        return {}
+    try:
+        return spec.shrunk
+    except SpecError as exc:
+        raise UserError(str(exc)) from None
+
+
+def shrunk_line(shrunk: dict) -> str:
+    sizes = ", ".join(f"{name} {old}->{new}" for name, (old, new) in shrunk.items())
+    return f"  test inputs shrunk from the production sizes: {sizes}"
 
 
 def check_target(target, simulate) -> None:

@@ -1,0 +1,24 @@
+"""Softplus (beta 1, linear above 20), elementwise."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 4096
+dim = 16384
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return F.softplus(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []

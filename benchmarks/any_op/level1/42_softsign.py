@@ -1,0 +1,23 @@
+"""Softsign x / (1 + |x|), elementwise."""
+
+import torch
+import torch.nn as nn
+
+batch_size = 4096
+dim = 16384
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x / (1 + x.abs())
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []

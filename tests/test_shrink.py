@@ -1,0 +1,96 @@
+"""KernelBench files (production inputs only) get small test inputs by scaling their size constants down;
+a file that cannot be shrunk is refused on the cpu target with one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from evaluators.shrink import ELEMENT_CAP
+from evaluators.spec import SpecError, load_spec
+from kernelevolve.cli.search_cmd import shrunk_line
+from kernelevolve.ops import resolve_op
+from tests.test_cli_bad_input import assert_clean_failure
+
+SPECS = Path(__file__).parent / "specs"
+CANDIDATES = Path(__file__).parent / "sandbox_candidates"
+
+
+def test_large_file_gets_a_consistent_shrunk_test_case() -> None:
+    spec = load_spec(SPECS / "kernelbench_big_linear_conv.py")
+    shrunk = spec.shrunk
+    assert set(shrunk) == {"batch_size", "in_channels", "out_channels", "height", "width", "hidden"}
+    assert all(new < old for old, new in shrunk.values()), shrunk
+    assert "groups" not in shrunk and "kernel_size" not in shrunk  # small ints are never changed
+    (x,) = spec.cases("test")["case0"]
+    assert x.numel() <= ELEMENT_CAP and tuple(x.shape) == (shrunk["batch_size"][1], shrunk["in_channels"][1],
+                                                            shrunk["height"][1], shrunk["width"][1])
+    init = spec.init_args("test")
+    assert init[2] == 3 and init[0] % 3 == 0 and init[1] % 3 == 0  # grouped conv stays valid
+    reference = spec.reference_cls(*init).eval()
+    with torch.no_grad():
+        out = reference(x)  # Linear's in_features (from init args) matches the shrunk activations
+    assert tuple(out.shape) == (shrunk["batch_size"][1], shrunk["hidden"][1])
+    # production stays as written: constants restored, prod init args and shapes untouched
+    assert spec.module.batch_size == 512 and spec.init_args() == [48, 96, 3, 96, 96, 4096, 3]
+    assert tuple(spec.cases("prod", "meta")["case0"][0].shape) == (512, 48, 96, 96)
+
+
+def test_planning_leaves_the_seeded_inputs_unchanged() -> None:
+    """The candidate and judge processes draw inputs after seeding; planning (which runs the reference) in one
+    of them only must not shift what the seed gives."""
+    planned = load_spec(SPECS / "kernelbench_big_double.py")
+    planned.test_shrink()
+    fresh = load_spec(SPECS / "kernelbench_big_double.py")
+    torch.manual_seed(5)
+    a = fresh.cases("test")["case0"][0]  # plans inside this call
+    torch.manual_seed(5)
+    b = planned.cases("test")["case0"][0]
+    assert a.shape == (64, 64) and torch.equal(a, b)
+
+
+def test_small_or_own_test_inputs_are_not_shrunk() -> None:
+    assert load_spec(SPECS / "kernelbench_swish.py").shrunk == {}  # already small: test case = production case
+    assert load_spec(SPECS / "seeded_length_swish.py").shrunk == {}  # sizes drawn with .item(): counted for real
+    assert load_spec(resolve_op("conv1d")).shrunk == {}  # large production cases, but its own get_test_inputs
+
+
+def test_a_file_that_cannot_be_shrunk_is_one_line() -> None:
+    spec = load_spec(SPECS / "kernelbench_unshrinkable.py")  # loading alone still works (GPU targets need no shrink)
+    with pytest.raises(SpecError) as err:
+        spec.cases("test")
+    message = str(err.value)
+    assert "cannot be shrunk" in message and "no module-level size constants" in message and "\n" not in message
+
+
+def test_search_refuses_an_unshrinkable_file_on_cpu(ke, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    spec = str(SPECS / "kernelbench_unshrinkable.py")
+    searched = ke("search", "--op", spec, "--hw", "cpu", "--executor", "local", "--state-dir", str(state))
+    assert_clean_failure(searched, "cannot be shrunk", state)
+
+
+def test_eval_on_cpu_checks_the_shrunk_case_and_says_so(ke, tmp_path: Path) -> None:
+    result = ke("eval", "--op", str(SPECS / "kernelbench_big_double.py"), "--hw", "cpu",
+                str(CANDIDATES / "double_honest.py"), "--json", "--state-dir", str(tmp_path / "s"))
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["status"] == "ok", payload["reason"]
+    assert payload["extra"]["shrunk"] == {"batch_size": [4096, 64], "dim": [16384, 64]}
+    assert shrunk_line(payload["extra"]["shrunk"]).endswith(  # what the text output prints under the status
+        "test inputs shrunk from the production sizes: batch_size 4096->64, dim 16384->64")
+
+
+def test_search_on_cpu_records_the_shrink_in_the_run_and_its_nodes(ke, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    result = ke("search", "--op", str(SPECS / "kernelbench_big" / "swish.py"), "--hw", "cpu", "--budget", "1",
+                "--executor", "local", "--json", "--state-dir", str(state))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["shrunk"] == {"batch_size": [4096, 64], "dim": [16384, 64]}
+    node = json.loads(next((state / "artifacts" / "runs" / summary["run_id"]).glob("nodes/*/evaluation.json"))
+                      .read_text())
+    assert node["status"] == "ok" and node["extra"]["shrunk"] == summary["shrunk"]
