@@ -141,7 +141,7 @@ def summarize(paths: list[str], prefix: str) -> None:
     for r in results:
         v = r.get("versions", {})
         lines.append(f"- {r['label']}: {r['date']}, torch {v.get('torch')}, triton {v.get('triton')}: "
-                     f"`python3 -m kernelevolve.cli.{r['command']}`")
+                     f"`python3 {r['command']}`")
     Path(prefix + ".md").write_text("\n".join(lines) + "\n")
 
 
