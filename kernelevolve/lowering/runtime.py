@@ -1,0 +1,82 @@
+"""Host helpers and the strided-copy kernel every lowered candidate may include (as source text)."""
+
+from __future__ import annotations
+
+MAX_COPY_RANK = 6
+
+HELPERS: dict[str, str] = {
+    "_flat": '''
+def _flat(view, out):
+    """A view read at the output's flat offsets: contiguous and of the output's shape."""
+    return view.is_contiguous() and tuple(view.shape) == tuple(out.shape)
+''',
+    "_copy_kernel": '''
+@triton.jit
+def _copy_kernel(src_ptr, dst_ptr, n, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5, BLOCK: tl.constexpr):
+    # dst (contiguous) <- src read through its strides; sizes padded to rank 6 with leading ones
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    rem = offs
+    i5 = rem % s5
+    rem = rem // s5
+    i4 = rem % s4
+    rem = rem // s4
+    i3 = rem % s3
+    rem = rem // s3
+    i2 = rem % s2
+    rem = rem // s2
+    i1 = rem % s1
+    i0 = rem // s1
+    v = tl.load(src_ptr + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3 + i4 * t4 + i5 * t5, mask=mask)
+    tl.store(dst_ptr + offs, v, mask=mask)
+''',
+    "_copy": '''
+def _copy(src):
+    """A contiguous copy of ``src`` made by a Triton kernel (views become buffers, outputs stop aliasing)."""
+    if src.dim() > 6:
+        raise ValueError("copy of a tensor of rank above 6")
+    dst = torch.empty(src.shape, dtype=src.dtype, device=src.device)
+    sizes = [1] * (6 - src.dim()) + list(src.shape)
+    strides = [0] * (6 - src.dim()) + list(src.stride())
+    _copy_kernel[(max(1, triton.cdiv(src.numel(), COPY_BLOCK)),)](src, dst, src.numel(), *sizes[1:], *strides,
+                                                                  BLOCK=COPY_BLOCK)
+    return dst
+''',
+    "_contiguous": '''
+def _contiguous(src):
+    return src if src.is_contiguous() else _copy(src)
+''',
+    "_register": '''
+def _register(module, name, shape, dtype, parameter):
+    """Create the reference's parameter or buffer ``name`` (dotted) so its values are copied in by name."""
+    *path, leaf = name.split(".")
+    for part in path:
+        if part not in dict(module.named_children()):
+            module.add_module(part, nn.Module())
+        module = module.get_submodule(part)
+    tensor = torch.empty(shape, dtype=dtype)
+    if parameter:
+        module.register_parameter(leaf, nn.Parameter(tensor, requires_grad=False))
+    else:
+        module.register_buffer(leaf, tensor)
+''',
+}
+DEPS = {"_copy": ["_copy_kernel"], "_contiguous": ["_copy"]}
+
+
+def helpers_used(text: str) -> list[str]:
+    import re
+
+    wanted: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in wanted:
+            return
+        for dep in DEPS.get(name, []):
+            visit(dep)
+        wanted.append(name)
+
+    for name in HELPERS:
+        if re.search(rf"\b{name}\(", text):
+            visit(name)
+    return wanted

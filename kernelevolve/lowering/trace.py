@@ -1,0 +1,99 @@
+"""Tracing a spec's reference into an FX graph of core ATen ops, with symbolic sizes.
+
+``torch.export`` with every input dimension ``Dim.AUTO`` keeps sizes symbolic unless the reference pins
+them (a ``Linear`` pins its input's last dim), so one trace serves every case of the spec; parameters and
+buffers are lifted to graph inputs that the candidate reads from its own module, under the reference's
+names. Core-ATen decompositions plus a few more (batch/group norm, var_mean) leave the ops the template
+families lower.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kernelevolve.lowering.errors import LoweringError
+
+aten = torch.ops.aten
+# Ops that core ATen keeps but the lowering handles as their decompositions (pointwise + reductions).
+EXTRA_DECOMPOSITIONS = (
+    aten._native_batch_norm_legit_no_training.default, aten.native_group_norm.default, aten.var_mean.correction,
+    aten.linalg_vector_norm.default, aten.native_dropout.default, aten.hardtanh.default, aten.elu.default,
+    aten.embedding.default, aten._adaptive_avg_pool2d.default,
+)
+
+
+@dataclass
+class Traced:
+    """The decomposed graph and how its placeholders map onto the candidate's forward and state."""
+
+    graph: torch.fx.Graph
+    state: dict[str, tuple[str, str]] = field(default_factory=dict)  # placeholder -> (kind, reference name)
+    constants: dict[str, torch.Tensor] = field(default_factory=dict)  # placeholder -> lifted tensor constant
+    user_inputs: list[str] = field(default_factory=list)  # placeholders of forward's arguments, in order
+    example: tuple[Any, ...] = ()  # the case it was traced on
+    state_values: dict[str, torch.Tensor] = field(default_factory=dict)  # reference name -> tensor
+
+
+def decomposition_table() -> dict:
+    from torch._decomp import core_aten_decompositions
+    from torch._decomp import decomposition_table as full
+
+    table = core_aten_decompositions()
+    for op in EXTRA_DECOMPOSITIONS:
+        if op in full:
+            table[op] = full[op]
+    return table
+
+
+def trace_spec(spec_path: str | Path) -> Traced:
+    """Load the spec, build its reference from its init inputs and trace it on its first test case."""
+    from evaluators.spec import SpecError, load_spec
+
+    try:
+        spec = load_spec(spec_path)
+    except SpecError as exc:
+        raise LoweringError(str(exc)) from None
+    torch.manual_seed(0)
+    model = spec.reference_cls(*spec.init_args()).eval()
+    case = next(iter(spec.cases("test").values()))
+    return trace_module(model, tuple(case))
+
+
+def trace_module(model: torch.nn.Module, case: tuple[Any, ...]) -> Traced:
+    from torch.export import Dim, export
+
+    dynamic = tuple({d: Dim.AUTO for d in range(a.dim())} if isinstance(a, torch.Tensor) and a.dim() else None
+                    for a in case)
+    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        try:
+            program = export(model, case, dynamic_shapes=dynamic, strict=False)
+            program = program.run_decompositions(decomposition_table())
+        except Exception as exc:  # noqa: BLE001 - any tracing failure is one line for the user
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise LoweringError(f"cannot trace the reference with torch.export: {type(exc).__name__}: "
+                                f"{first[:200]}") from None
+    traced = Traced(graph=program.graph_module.graph, example=case)
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    from torch.export.graph_signature import InputKind
+
+    for spec in program.graph_signature.input_specs:
+        name = spec.arg.name
+        if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER):
+            kind = "parameter" if spec.kind == InputKind.PARAMETER else "buffer"
+            traced.state[name] = (kind, spec.target)
+            traced.state_values[spec.target] = state[spec.target]
+        elif spec.kind in (InputKind.CONSTANT_TENSOR,):
+            traced.constants[name] = program.constants[spec.target]
+        elif spec.kind == InputKind.USER_INPUT:
+            traced.user_inputs.append(name)
+        else:
+            raise LoweringError(f"no Triton lowering for a graph input of kind {spec.kind.name}")
+    return traced
