@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,8 +63,35 @@ def trace_spec(spec_path: str | Path) -> Traced:
         raise LoweringError(str(exc)) from None
     torch.manual_seed(0)
     model = spec.reference_cls(*spec.init_args()).eval()
-    case = next(iter(spec.cases("test").values()))
-    return trace_module(model, tuple(case))
+    cases = [tuple(c) for c in spec.cases("test").values()]
+    return trace_module(model, _covering_case(cases))
+
+
+def _covering_case(cases: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """A case whose every size is the largest of that size over the cases (zeros where sizes differ).
+
+    Export pins dims of size 0 or 1 to constants; tracing on the per-dim maximum keeps a dim symbolic
+    whenever any case has it above 1. Cases of different structure: the one with fewest such dims."""
+    first = cases[0]
+    same = all(len(c) == len(first) and all(
+        isinstance(a, torch.Tensor) == isinstance(b, torch.Tensor)
+        and (not isinstance(a, torch.Tensor) or (a.dim() == b.dim() and a.dtype == b.dtype))
+        and (isinstance(a, torch.Tensor) or a == b) for a, b in zip(c, first, strict=True)) for c in cases)
+    if not same:
+        return min(cases, key=_pinned_dims)
+    out = []
+    for i, a in enumerate(first):
+        if not isinstance(a, torch.Tensor):
+            out.append(a)
+            continue
+        shape = [max(c[i].shape[d] for c in cases) for d in range(a.dim())]
+        out.append(a if list(a.shape) == shape else torch.zeros(shape, dtype=a.dtype))
+    return tuple(out)
+
+
+def _pinned_dims(case: tuple[Any, ...]) -> int:
+    """Dims of size 0 or 1: export specializes them, so the trace case should have as few as possible."""
+    return sum(1 for a in case if isinstance(a, torch.Tensor) for size in a.shape if size <= 1)
 
 
 def trace_module(model: torch.nn.Module, case: tuple[Any, ...]) -> Traced:
@@ -71,6 +99,9 @@ def trace_module(model: torch.nn.Module, case: tuple[Any, ...]) -> Traced:
 
     dynamic = tuple({d: Dim.AUTO for d in range(a.dim())} if isinstance(a, torch.Tensor) and a.dim() else None
                     for a in case)
+    quiet = logging.getLogger("torch._export")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
     with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")
         try:
@@ -80,6 +111,8 @@ def trace_module(model: torch.nn.Module, case: tuple[Any, ...]) -> Traced:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise LoweringError(f"cannot trace the reference with torch.export: {type(exc).__name__}: "
                                 f"{first[:200]}") from None
+        finally:
+            quiet.setLevel(level)
     traced = Traced(graph=program.graph_module.graph, example=case)
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     from torch.export.graph_signature import InputKind
