@@ -61,8 +61,9 @@ class Context:
         self.counter: dict[str, int] = {}
         self.ref_dtype: tuple[str, torch.dtype] | None = None
         self.device = "dev"
-        self.done: set[str] = set()
-        self.multi: dict[str, list[str]] = {}  # multi-output node -> host variable of each output  # nodes already emitted as part of another node's kernel
+        self.done: set[str] = set()  # nodes already emitted as part of another node's kernel
+        self.multi: dict[str, list[str]] = {}  # multi-output node -> host variable of each output
+        self.inline: set[str] = set()  # pointwise nodes computed inside their user's kernel
 
     # --- names --------------------------------------------------------------------------------------
     def fresh(self, prefix: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from torch.fx import Node
 
 from kernelevolve.lowering import epilogue
-from kernelevolve.lowering.context import Context, packet, val
+from kernelevolve.lowering.context import Context, packet
 from kernelevolve.lowering.indexing import schema_args
 
 

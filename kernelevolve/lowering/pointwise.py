@@ -184,7 +184,7 @@ def emit(ctx: Context, root: Node, inline: set[str],
         names[s.name] = f"sc{j}"
     params += ["n"] + [f"size{d}" for d in range(rank)]
     strides = []
-    for j, ext in enumerate(group.externals):
+    for j in range(len(group.externals)):
         strides += [f"a{j}_st{d}" for d in range(rank)]
     params += strides + [f"A{j}_FLAT: tl.constexpr" for j in range(len(group.externals))] + ["BLOCK: tl.constexpr"]
     idx = ["    rem = offs"]

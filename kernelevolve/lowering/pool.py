@@ -23,7 +23,6 @@ def emit(ctx: Context, node: Node) -> None:
     x = args["self"]
     is_max = name.startswith("max_pool")
     ksize = list(args["kernel_size"])
-    s = val(x).dim() - 2 if name.endswith("with_indices") else len(ksize)
     s = {"1d": 1, "2d": 2, "3d": 3}[name.split("_pool")[1][:2]]
     if len(ksize) == 1:
         ksize = ksize * s
@@ -48,23 +47,25 @@ def emit(ctx: Context, node: Node) -> None:
         lines += [f"    o{d} = rem % O{d}", f"    rem = rem // O{d}"]
     lines += ["    c = rem % C", "    nb = rem // C", "    base = nb * sxn + c * sxc"]
     if is_max:
-        lines += ["    best = tl.full([BLOCK], float('-inf'), tl.float32)", "    best_i = tl.full([BLOCK], -1, tl.int64)"]
+        lines += ["    best = tl.full([BLOCK], float('-inf'), tl.float32)",
+                  "    best_i = tl.full([BLOCK], -1, tl.int64)"]
     else:
         lines += ["    acc = tl.zeros([BLOCK], tl.float32)"]
     total_k = math.prod(ksize)
     lines.append(f"    for kk in tl.static_range({total_k}):")
-    inner = math.prod(ksize[1:]) if s > 1 else 1
     valid, addr, flat = ["mask"], ["base"], ""
     for d in sp:
         inner = math.prod(ksize[d + 1:])
-        lines.append(f"        i{d} = o{d} * {stride[d]} - {padding[d]} + ((kk // {inner}) % {ksize[d]}) * {dilation[d]}")
+        offset = f"((kk // {inner}) % {ksize[d]}) * {dilation[d]}"
+        lines.append(f"        i{d} = o{d} * {stride[d]} - {padding[d]} + {offset}")
         valid.append(f"(i{d} >= 0) & (i{d} < I{d})")
         addr.append(f"i{d} * sx{d}")
         flat = f"i{d}" if d == 0 else f"({flat}) * I{d} + i{d}"
     lines += [f"        valid = {' & '.join(valid)}",
               f"        v = tl.load(x_ptr + {' + '.join(addr)}, mask=valid, other=float('-inf')).to(tl.float32)"]
     if is_max:
-        lines += ["        upd = valid & ((v > best) | (v != v) | (best_i < 0))", "        best = tl.where(upd, v, best)",
+        lines += ["        upd = valid & ((v > best) | (v != v) | (best_i < 0))",
+                  "        best = tl.where(upd, v, best)",
                   f"        best_i = tl.where(upd, ({flat}).to(tl.int64), best_i)",
                   "    tl.store(y_ptr + offs, best.to(y_ptr.dtype.element_ty), mask=mask)",
                   "    tl.store(i_ptr + offs, best_i, mask=mask)"]

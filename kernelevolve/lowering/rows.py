@@ -91,8 +91,10 @@ def emit_layer_norm(ctx: Context, node: Node) -> None:
             "    rstd = 1.0 / tl.sqrt_rn(tl.sum(acc, axis=1) / R + eps)",
             "    for r0 in range(0, R, BLOCK_R):", *step,
             f"        out = ({load} - mean[:, None]) * rstd[:, None]",
-            "        if HAS_W:", "            out = out * tl.load(w_ptr + r, mask=r < R, other=0).to(tl.float32)[None, :]",
-            "        if HAS_B:", "            out = out + tl.load(b_ptr + r, mask=r < R, other=0).to(tl.float32)[None, :]",
+            "        if HAS_W:",
+            "            out = out * tl.load(w_ptr + r, mask=r < R, other=0).to(tl.float32)[None, :]",
+            "        if HAS_B:",
+            "            out = out + tl.load(b_ptr + r, mask=r < R, other=0).to(tl.float32)[None, :]",
             "        tl.store(y_ptr + yb[:, None] + yr[None, :], out.to(y_ptr.dtype.element_ty), mask=m)",
             "    if STATS:", "        tl.store(mean_ptr + o, mean.to(mean_ptr.dtype.element_ty), mask=o_mask)",
             "        tl.store(rstd_ptr + o, rstd.to(rstd_ptr.dtype.element_ty), mask=o_mask)"]
