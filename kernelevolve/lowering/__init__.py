@@ -14,7 +14,17 @@ from pathlib import Path
 
 from kernelevolve.lowering.errors import LoweringError
 
-__all__ = ["LoweringError", "lower_spec"]
+__all__ = ["LoweringError", "lower_spec", "lower_spec_text"]
+
+
+def lower_spec_text(name: str, spec_source: str) -> str:
+    """``lower_spec`` for a spec held as text (a run stores its spec's text, not a path)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="ke-lower-") as tmp:
+        path = Path(tmp) / f"{name}.py"
+        path.write_text(spec_source, encoding="utf-8")
+        return lower_spec(path)
 
 
 def lower_spec(spec_path: str | Path) -> str:

@@ -108,18 +108,14 @@ def lowered_samples(op: str, spec_source: str) -> list[CodeSample]:
     A reference the lowering cannot handle stops the run with one line naming the op that has no lowering."""
     if not spec_source.strip():
         return []
-    import tempfile
     from pathlib import Path
 
-    from kernelevolve.lowering import LoweringError, lower_spec
+    from kernelevolve.lowering import LoweringError, lower_spec_text
 
-    with tempfile.TemporaryDirectory(prefix="ke-lower-") as tmp:
-        path = Path(tmp) / f"{op}.py"
-        path.write_text(spec_source, encoding="utf-8")
-        try:
-            source = lower_spec(path)
-        except LoweringError as exc:
-            raise OperatorError(f"offline lowering of '{op}' failed: {exc}") from None
+    try:
+        source = lower_spec_text(op, spec_source)
+    except LoweringError as exc:
+        raise OperatorError(f"offline lowering of '{op}' failed: {exc}") from None
     return [CodeSample(Path(f"lowered_{op}.py"), op, "template lowering of the reference", source)]
 
 
