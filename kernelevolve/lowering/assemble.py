@@ -34,7 +34,7 @@ def assemble(ctx: Context, op: str, summary: str) -> str:
     kernels = "\n\n\n".join(k.strip("\n") for k in ctx.kernels)
     host_text = forward + init_body + kernels
     used = runtime.helpers_used(host_text)
-    if "_copy" in used:
+    if "_copy_kernel" in used:
         ctx.tunables.append(("COPY_BLOCK", 1024, "elements per program of the strided copy"))
     helper_text = "\n\n\n".join(runtime.HELPERS[h].strip("\n") for h in used)
     device_helpers = helpers_for(kernels)

@@ -21,10 +21,10 @@ Emitter = Callable[[Context, Node], None]
 
 
 def templates() -> dict[str, Emitter]:
-    from kernelevolve.lowering import conv, matmul, pool, reduction, rows
+    from kernelevolve.lowering import conv, matmul, misc, pool, reduction, rows
 
     table: dict[str, Emitter] = {}
-    for module in (reduction, rows, matmul, conv, pool):
+    for module in (reduction, rows, matmul, conv, pool, misc):
         table.update(module.EMITTERS)
     return table
 

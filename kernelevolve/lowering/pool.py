@@ -108,5 +108,67 @@ def emit(ctx: Context, node: Node) -> None:
         ctx.bind(node, y)
 
 
+def emit_adaptive(ctx: Context, node: Node) -> None:
+    """Adaptive pooling: output position o of O covers input [floor(o I / O), ceil((o + 1) I / O))."""
+    name = packet(node)
+    x = node.args[0]
+    is_max = name.startswith("adaptive_max")
+    s = val(x).dim() - 2
+    sp = range(s)
+    kname = ctx.fresh("_adaptive_pool")
+    tag = kname.lstrip("_").upper()
+    block = ctx.tunable(f"{tag}_BLOCK", 256, "output elements per program; any power of two")
+    params = ["x_ptr", "y_ptr", "i_ptr", "total", "C", "KTOT"] + [f"I{d}" for d in sp] + [f"O{d}" for d in sp]
+    params += [f"KM{d}" for d in sp] + ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["BLOCK: tl.constexpr"]
+    lines = ["    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)", "    mask = offs < total",
+             "    rem = offs"]
+    for d in reversed(sp):
+        lines += [f"    o{d} = rem % O{d}", f"    rem = rem // O{d}"]
+    lines += ["    c = rem % C", "    nb = rem // C", "    base = nb * sxn + c * sxc", "    count = offs * 0 + 1"]
+    for d in sp:
+        lines += [f"    start{d} = (o{d} * I{d}) // O{d}", f"    end{d} = ((o{d} + 1) * I{d} + O{d} - 1) // O{d}",
+                  f"    count = count * (end{d} - start{d})"]
+    lines += (["    best = tl.full([BLOCK], float('-inf'), tl.float32)", "    best_i = tl.full([BLOCK], -1, tl.int64)"]
+              if is_max else ["    acc = tl.zeros([BLOCK], tl.float32)"])
+    lines += ["    for kk in range(0, KTOT):", "        krem = kk", "        valid = mask"]
+    addr, flat = ["base"], ""
+    for d in reversed(sp):
+        lines += [f"        i{d} = start{d} + krem % KM{d}", f"        krem = krem // KM{d}",
+                  f"        valid = valid & (i{d} < end{d})"]
+    for d in sp:
+        addr.append(f"i{d} * sx{d}")
+        flat = f"i{d}" if d == 0 else f"({flat}) * I{d} + i{d}"
+    lines.append(f"        v = tl.load(x_ptr + {' + '.join(addr)}, mask=valid, other=float('-inf')).to(tl.float32)")
+    if is_max:
+        lines += ["        upd = valid & ((v > best) | (v != v) | (best_i < 0))",
+                  "        best = tl.where(upd, v, best)",
+                  f"        best_i = tl.where(upd, ({flat}).to(tl.int64), best_i)",
+                  "    tl.store(y_ptr + offs, best.to(y_ptr.dtype.element_ty), mask=mask)",
+                  "    tl.store(i_ptr + offs, best_i, mask=mask)"]
+    else:
+        lines += ["        acc += tl.where(valid, v, 0.0)",
+                  "    tl.store(y_ptr + offs, (acc / count.to(tl.float32)).to(y_ptr.dtype.element_ty), mask=mask)"]
+    ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {name}", *lines]))
+    xv = ctx.tensor(x)
+    outputs = val(node) if isinstance(val(node), (list, tuple)) else [val(node)]
+    vars_ = []
+    for value in outputs:
+        var = ctx.fresh("buf")
+        ctx.empty(var, node, value)
+        vars_.append(var)
+    y = vars_[0]
+    windows = [f"(-(-{xv}.shape[{2 + d}] // {y}.shape[{2 + d}]) + 1)" for d in sp]
+    launch = [xv, y, vars_[1] if is_max else y, f"{y}.numel()", f"{xv}.shape[1]", " * ".join(windows)]
+    launch += [f"{xv}.shape[{2 + d}]" for d in sp] + [f"{y}.shape[{2 + d}]" for d in sp] + windows
+    launch += [f"{xv}.stride({d})" for d in range(2 + s)] + [f"BLOCK={block}"]
+    ctx.launch(f"{kname}[(max(1, triton.cdiv({y}.numel(), {block})),)]", launch)
+    if is_max:
+        ctx.multi[node.name] = vars_
+    else:
+        ctx.bind(node, y)
+
+
 EMITTERS = {name: emit for name in ("max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d",
                                     "avg_pool2d", "avg_pool3d")}
+EMITTERS.update({name: emit_adaptive for name in ("_adaptive_avg_pool2d", "_adaptive_avg_pool3d",
+                                                  "adaptive_max_pool2d", "adaptive_max_pool3d")})

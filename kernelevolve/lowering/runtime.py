@@ -12,8 +12,10 @@ def _flat(view, out):
 ''',
     "_copy_kernel": '''
 @triton.jit
-def _copy_kernel(src_ptr, dst_ptr, n, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5, BLOCK: tl.constexpr):
-    # dst (contiguous) <- src read through its strides; sizes padded to rank 6 with leading ones
+def _copy_kernel(src_ptr, dst_ptr, n, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5, u0, u1, u2, u3, u4, u5, base,
+                 BLOCK: tl.constexpr):
+    # dst <- src, each through its own strides (t, u) from element ``base`` of src (negative strides flip);
+    # sizes padded to rank 6 with leading ones
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     rem = offs
@@ -27,20 +29,31 @@ def _copy_kernel(src_ptr, dst_ptr, n, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5
     rem = rem // s2
     i1 = rem % s1
     i0 = rem // s1
-    v = tl.load(src_ptr + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3 + i4 * t4 + i5 * t5, mask=mask)
-    tl.store(dst_ptr + offs, v, mask=mask)
+    v = tl.load(src_ptr + base + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3 + i4 * t4 + i5 * t5, mask=mask)
+    dst = dst_ptr + i0 * u0 + i1 * u1 + i2 * u2 + i3 * u3 + i4 * u4 + i5 * u5
+    tl.store(dst, v.to(dst_ptr.dtype.element_ty), mask=mask)
+''',
+    "_copy_into": '''
+def _copy_into(dst, src, flip=()):
+    """dst <- src (same shape; dtype converted) by a Triton kernel; dims in ``flip`` are read reversed."""
+    if src.dim() > 6:
+        raise ValueError("copy of a tensor of rank above 6")
+    pad = 6 - src.dim()
+    sizes = [1] * pad + list(src.shape)
+    strides = [0] * pad + list(src.stride())
+    base = 0
+    for d in flip:
+        base += (src.shape[d] - 1) * src.stride(d)
+        strides[pad + d] = -src.stride(d)
+    _copy_kernel[(max(1, triton.cdiv(src.numel(), COPY_BLOCK)),)](src, dst, src.numel(), *sizes[1:], *strides,
+                                                                  *([0] * pad + list(dst.stride())), base,
+                                                                  BLOCK=COPY_BLOCK)
+    return dst
 ''',
     "_copy": '''
 def _copy(src):
     """A contiguous copy of ``src`` made by a Triton kernel (views become buffers, outputs stop aliasing)."""
-    if src.dim() > 6:
-        raise ValueError("copy of a tensor of rank above 6")
-    dst = torch.empty(src.shape, dtype=src.dtype, device=src.device)
-    sizes = [1] * (6 - src.dim()) + list(src.shape)
-    strides = [0] * (6 - src.dim()) + list(src.stride())
-    _copy_kernel[(max(1, triton.cdiv(src.numel(), COPY_BLOCK)),)](src, dst, src.numel(), *sizes[1:], *strides,
-                                                                  BLOCK=COPY_BLOCK)
-    return dst
+    return _copy_into(torch.empty(src.shape, dtype=src.dtype, device=src.device), src)
 ''',
     "_contiguous": '''
 def _contiguous(src):
@@ -61,7 +74,7 @@ def _register(module, name, shape, dtype, parameter):
         module.register_buffer(leaf, tensor)
 ''',
 }
-DEPS = {"_copy": ["_copy_kernel"], "_contiguous": ["_copy"]}
+DEPS = {"_copy_into": ["_copy_kernel"], "_copy": ["_copy_into"], "_contiguous": ["_copy"]}
 
 
 def helpers_used(text: str) -> list[str]:

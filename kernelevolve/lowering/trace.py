@@ -24,9 +24,8 @@ from kernelevolve.lowering.errors import LoweringError
 aten = torch.ops.aten
 # Ops that core ATen keeps but the lowering handles as their decompositions (pointwise + reductions).
 EXTRA_DECOMPOSITIONS = (
-    aten._native_batch_norm_legit_no_training.default, aten.native_group_norm.default, aten.var_mean.correction,
-    aten.linalg_vector_norm.default, aten.native_dropout.default, aten.hardtanh.default, aten.elu.default,
-    aten.embedding.default, aten._adaptive_avg_pool2d.default,
+    aten.var_mean.correction, aten.linalg_vector_norm.default, aten.native_dropout.default, aten.hardtanh.default,
+    aten.elu.default, aten.embedding.default,
 )
 
 
@@ -50,6 +49,9 @@ def decomposition_table() -> dict:
     for op in EXTRA_DECOMPOSITIONS:
         if op in full:
             table[op] = full[op]
+    from kernelevolve.lowering.decompositions import TABLE
+
+    table.update(TABLE)
     return table
 
 
