@@ -10,11 +10,24 @@ from kernelevolve.lowering import runtime
 from kernelevolve.lowering.context import Context
 
 
+def _state_table(ctx: Context) -> str:
+    """``_STATE``: the reference's parameter and buffer shapes under each known constructor-args tuple."""
+    if not ctx.traced.state:
+        return ""
+    rows = []
+    for key, shapes in ctx.traced.state_shapes.items():
+        entries = "".join(f"        {name!r}: ({shape!r}, {dtype}, {param}),\n"
+                          for name, (shape, dtype, param) in shapes.items())
+        rows.append(f"    {key!r}: {{\n{entries}    }},")
+    return ("# parameter/buffer name -> (shape, dtype, is parameter) for each constructor-args tuple the spec uses\n"
+            f"_STATE = {{\n{chr(10).join(rows)}\n}}\n_TRACED_ARGS = {ctx.traced.init_key!r}")
+
+
 def _init_lines(ctx: Context) -> list[str]:
     lines = []
-    for _name, (kind, target) in ctx.traced.state.items():
-        value = ctx.traced.state_values[target]
-        lines.append(f"_register(self, {target!r}, {tuple(value.shape)!r}, {value.dtype}, {kind == 'parameter'})")
+    if ctx.traced.state:
+        lines += ["for name, (shape, dtype, parameter) in _STATE.get(repr(args), _STATE[_TRACED_ARGS]).items():",
+                  "    _register(self, name, shape, dtype, parameter)"]
     for name, value in ctx.traced.constants.items():
         if value.numel() > 4096:
             from kernelevolve.lowering.errors import LoweringError
@@ -27,7 +40,7 @@ def _init_lines(ctx: Context) -> list[str]:
 
 
 def assemble(ctx: Context, op: str, summary: str) -> str:
-    forward_args = ", ".join(["self", *ctx.traced.user_inputs])
+    forward_args = ", ".join(["self", *(ctx.traced.arg_names or ctx.traced.user_inputs)])
     init = _init_lines(ctx)
     init_body = "\n".join(f"        {line}" for line in ["super().__init__()", *init])
     forward = "\n".join(f"        {line}" if line else "" for line in ctx.forward)
@@ -39,7 +52,7 @@ def assemble(ctx: Context, op: str, summary: str) -> str:
     helper_text = "\n\n\n".join(runtime.HELPERS[h].strip("\n") for h in used)
     device_helpers = helpers_for(kernels)
     tunables = "\n".join(f"{name} = {value}  # {comment}" for name, value, comment in ctx.tunables)
-    sections = [s for s in (helper_text, device_helpers.strip("\n"), kernels) if s.strip()]
+    sections = [s for s in (_state_table(ctx), helper_text, device_helpers.strip("\n"), kernels) if s.strip()]
     body = "\n\n\n".join(sections)
     explanation = textwrap.fill(
         f"Lowered offline from the PyTorch reference by kernelevolve.lowering: the reference was traced with "

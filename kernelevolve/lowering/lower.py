@@ -80,8 +80,8 @@ def _bind_inputs(ctx: Context) -> None:
     traced = ctx.traced
     placeholders = {n.name: n for n in traced.graph.nodes if n.op == "placeholder"}
     device = None
-    for name in traced.user_inputs:
-        node = placeholders[name]
+    for placeholder, name in zip(traced.user_inputs, traced.arg_names or traced.user_inputs, strict=True):
+        node = placeholders[placeholder]
         value = val(node)
         ctx.bind(node, name, name)
         if not isinstance(value, torch.Tensor):
@@ -89,17 +89,14 @@ def _bind_inputs(ctx: Context) -> None:
         device = device or f"{name}.device"
         if ctx.ref_dtype is None and value.dtype.is_floating_point:
             ctx.ref_dtype = (name, value.dtype)
-        for d, size in enumerate(value.shape):
-            if isinstance(size, torch.SymInt):
-                expr = size.node.expr
-                if expr.is_Symbol and str(expr) not in ctx.symbols:
-                    ctx.symbols[str(expr)] = f"{name}.shape[{d}]"
+        _map_symbols(ctx, value, name)
     for name, (kind, target) in traced.state.items():
         getter = "get_parameter" if kind == "parameter" else "get_buffer"
         var = f"p_{ctx.fresh('')}"
         ctx.line(f"{var} = self.{getter}({target!r})")
         ctx.bind(placeholders[name], var)
         device = device or f"{var}.device"
+        _map_symbols(ctx, val(placeholders[name]), var)
     for name in traced.constants:
         var = f"c_{ctx.fresh('')}"
         ctx.line(f"{var} = self.get_buffer({('const_' + name)!r})")
@@ -107,6 +104,15 @@ def _bind_inputs(ctx: Context) -> None:
     if device is None:
         raise LoweringError("the reference has no tensor input or parameter to place outputs on")
     ctx.forward.insert(0, f"dev = {device}")
+
+
+def _map_symbols(ctx: Context, value: torch.Tensor, var: str) -> None:
+    """Each size symbol first seen as a dim of ``var`` is printed as ``var.shape[d]``."""
+    for d, size in enumerate(value.shape):
+        if isinstance(size, torch.SymInt):
+            expr = size.node.expr
+            if expr.is_Symbol and str(expr) not in ctx.symbols:
+                ctx.symbols[str(expr)] = f"{var}.shape[{d}]"
 
 
 def _emit_output(ctx: Context, node: Node) -> None:

@@ -37,8 +37,12 @@ class Traced:
     state: dict[str, tuple[str, str]] = field(default_factory=dict)  # placeholder -> (kind, reference name)
     constants: dict[str, torch.Tensor] = field(default_factory=dict)  # placeholder -> lifted tensor constant
     user_inputs: list[str] = field(default_factory=list)  # placeholders of forward's arguments, in order
+    arg_names: list[str] = field(default_factory=list)  # the reference forward's names for them
     example: tuple[Any, ...] = ()  # the case it was traced on
     state_values: dict[str, torch.Tensor] = field(default_factory=dict)  # reference name -> tensor
+    # repr(constructor args) -> the state's shapes under them (the traced args under ``init_key``)
+    state_shapes: dict[str, dict[str, tuple[tuple[int, ...], str, bool]]] = field(default_factory=dict)
+    init_key: str = ""
 
 
 def decomposition_table() -> dict:
@@ -64,9 +68,45 @@ def trace_spec(spec_path: str | Path) -> Traced:
     except SpecError as exc:
         raise LoweringError(str(exc)) from None
     torch.manual_seed(0)
-    model = spec.reference_cls(*_init_args(spec, "test")).eval()
+    test_args = _init_args(spec, "test")
+    model = spec.reference_cls(*test_args).eval()
     cases = [tuple(c) for c in spec.cases("test").values()]
-    return trace_module(model, _covering_case(cases))
+    traced = trace_module(model, _covering_case(cases))
+    traced.init_key = repr(tuple(test_args))
+    traced.state_shapes[traced.init_key] = _shapes(model, traced)
+    prod_args = _init_args(spec, "prod")
+    if list(prod_args) != list(test_args):
+        try:
+            with torch.device("meta"):
+                big = spec.reference_cls(*prod_args)
+            traced.state_shapes[repr(tuple(prod_args))] = _shapes(big, traced)
+        except Exception:  # noqa: BLE001 - a reference that cannot be built on meta gets the traced shapes only
+            pass
+    traced.arg_names = _forward_names(model, len(traced.user_inputs)) or list(traced.user_inputs)
+    return traced
+
+
+def _forward_names(model: torch.nn.Module, count: int) -> list[str]:
+    """The reference forward's positional parameter names when there are exactly ``count`` of them."""
+    import inspect
+    import keyword
+
+    try:
+        params = list(inspect.signature(model.forward).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    ok = len(names) == count and len(set(names)) == count and all(
+        n.isidentifier() and not keyword.iskeyword(n) and n not in ("self", "dev") and not n.startswith(("p_", "c_"))
+        for n in names)
+    return names if ok else []
+
+
+def _shapes(model: torch.nn.Module, traced: Traced) -> dict[str, tuple[tuple[int, ...], str, bool]]:
+    """name -> (shape, dtype, is parameter) of the state the graph reads, as ``model`` has it."""
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    return {target: (tuple(state[target].shape), str(state[target].dtype), kind == "parameter")
+            for kind, target in traced.state.values()}
 
 
 def _init_args(spec: Any, which: str) -> list[Any]:
@@ -105,36 +145,76 @@ def _pinned_dims(case: tuple[Any, ...]) -> int:
     return sum(1 for a in case if isinstance(a, torch.Tensor) for size in a.shape if size <= 1)
 
 
-def trace_module(model: torch.nn.Module, case: tuple[Any, ...]) -> Traced:
-    from torch.export import Dim, export
+class _Stateless(torch.nn.Module):
+    """The reference with its parameters and buffers as arguments, so export makes their sizes symbolic
+    too: a candidate then serves constructor args other than the traced ones (a shrunk test case's)."""
 
-    dynamic = tuple({d: Dim.AUTO for d in range(a.dim())} if isinstance(a, torch.Tensor) and a.dim() else None
-                    for a in case)
+    def __init__(self, inner: torch.nn.Module, names: list[str]) -> None:
+        super().__init__()
+        object.__setattr__(self, "_inner", inner)  # not a submodule: its tensors must not be lifted
+        self._names = names
+
+    def forward(self, state: list[torch.Tensor], inputs: list[Any]) -> Any:
+        from torch.func import functional_call
+
+        return functional_call(self._inner, dict(zip(self._names, state, strict=True)), tuple(inputs))
+
+
+def _dims(a: Any) -> dict | None:
+    from torch.export import Dim
+
+    return {d: Dim.AUTO for d in range(a.dim())} if isinstance(a, torch.Tensor) and a.dim() else None
+
+
+def _export(module: torch.nn.Module, args: tuple, dynamic: Any) -> Any:
+    from torch.export import export
+
     quiet = logging.getLogger("torch._export")
     level = quiet.level
     quiet.setLevel(logging.ERROR)
-    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
-        warnings.simplefilter("ignore")
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")
+            program = export(module, args, dynamic_shapes=dynamic, strict=False)
+            return program.run_decompositions(decomposition_table())
+    finally:
+        quiet.setLevel(level)
+
+
+def trace_module(model: torch.nn.Module, case: tuple[Any, ...]) -> Traced:
+    """Export with symbolic parameter sizes; where the reference needs them concrete, with fixed ones."""
+    from torch.export.graph_signature import InputKind
+
+    kinds = {**{n: "parameter" for n, _ in model.named_parameters()}, **{n: "buffer" for n, _ in model.named_buffers()}}
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    names = list(kinds)
+    values = [state[n] for n in names]
+    try:
+        program = _export(_Stateless(model, names), (values, list(case)),
+                          ([_dims(v) for v in values], [_dims(a) for a in case]))
+        stateless = True
+    except Exception:  # noqa: BLE001 - retried with parameters as fixed-size module state
         try:
-            program = export(model, case, dynamic_shapes=dynamic, strict=False)
-            program = program.run_decompositions(decomposition_table())
+            program = _export(model, case, tuple(_dims(a) for a in case))
         except Exception as exc:  # noqa: BLE001 - any tracing failure is one line for the user
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise LoweringError(f"cannot trace the reference with torch.export: {type(exc).__name__}: "
                                 f"{first[:200]}") from None
-        finally:
-            quiet.setLevel(level)
+        stateless = False
     traced = Traced(graph=program.graph_module.graph, example=case)
-    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
-    from torch.export.graph_signature import InputKind
-
+    used = {n.name for n in traced.graph.nodes if n.op == "placeholder" and n.users}
     for spec in program.graph_signature.input_specs:
         name = spec.arg.name
-        if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER):
-            kind = "parameter" if spec.kind == InputKind.PARAMETER else "buffer"
-            traced.state[name] = (kind, spec.target)
-            traced.state_values[spec.target] = state[spec.target]
-        elif spec.kind in (InputKind.CONSTANT_TENSOR,):
+        if stateless and spec.kind == InputKind.USER_INPUT and name.startswith("state_"):
+            target = names[int(name.split("_")[1])]
+            if name in used:
+                traced.state[name] = (kinds[target], target)
+                traced.state_values[target] = state[target]
+        elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER):
+            if name in used:
+                traced.state[name] = ("parameter" if spec.kind == InputKind.PARAMETER else "buffer", spec.target)
+                traced.state_values[spec.target] = state[spec.target]
+        elif spec.kind == InputKind.CONSTANT_TENSOR:
             traced.constants[name] = program.constants[spec.target]
         elif spec.kind == InputKind.USER_INPUT:
             traced.user_inputs.append(name)
