@@ -17,24 +17,25 @@ from kernelevolve.lowering.errors import LoweringError
 __all__ = ["LoweringError", "lower_spec", "lower_spec_text"]
 
 
-def lower_spec_text(name: str, spec_source: str) -> str:
+def lower_spec_text(name: str, spec_source: str, target: str = "") -> str:
     """``lower_spec`` for a spec held as text (a run stores its spec's text, not a path)."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="ke-lower-") as tmp:
         path = Path(tmp) / f"{name}.py"
         path.write_text(spec_source, encoding="utf-8")
-        return lower_spec(path)
+        return lower_spec(path, target)
 
 
-def lower_spec(spec_path: str | Path) -> str:
-    """The source of a Triton candidate implementing the spec's reference."""
+def lower_spec(spec_path: str | Path, target: str = "") -> str:
+    """The source of a Triton candidate implementing the spec's reference; on the ``cpu`` target (Triton's
+    CPU interpreter) block-size defaults are larger, since there each program step costs the same."""
     from kernelevolve.lowering.assemble import assemble
     from kernelevolve.lowering.lower import lower_graph
     from kernelevolve.lowering.trace import trace_spec
 
     traced = trace_spec(spec_path)
-    ctx = lower_graph(traced)
+    ctx = lower_graph(traced, interpreter=target == "cpu")
     families = Counter(k.split("(", 1)[0].split("def ", 1)[1].lstrip("_").rstrip("0123456789")
                        for k in ctx.kernels)
     summary = ", ".join(f"{n} {name}" for name, n in families.items())

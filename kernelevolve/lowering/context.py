@@ -47,10 +47,11 @@ def val(node: Any) -> Any:
 class Context:
     """Host-side bookkeeping of one lowering; template modules append kernels and forward lines."""
 
-    def __init__(self, traced: Traced) -> None:
+    def __init__(self, traced: Traced, interpreter: bool = False) -> None:
         from torch.utils._sympy.printers import PythonPrinter
 
         self.traced = traced
+        self.interpreter = interpreter  # defaults for Triton's CPU interpreter (the cpu target): larger tiles
         self.printer = PythonPrinter()
         self.env: dict[str, str] = {}  # node name -> host variable holding the tensor
         self.symbols: dict[str, str] = {}  # sympy symbol -> host expression
@@ -70,6 +71,23 @@ class Context:
         k = self.counter.get(prefix, 0)
         self.counter[prefix] = k + 1
         return f"{prefix}{k}"
+
+    def hint(self, size: Any) -> int:
+        """The traced (example) value of a size: what block-size defaults are chosen from."""
+        if isinstance(size, torch.SymInt):
+            hint = size.node.hint
+            return int(hint) if hint is not None else 64
+        return int(size)
+
+    def block(self, size: Any, lo: int, hi: int, interpreter_hi: int | None = None) -> int:
+        """A power-of-two tile covering ``size`` (traced value) within [lo, hi]; on the CPU interpreter,
+        where each program step costs the same whatever its tile, up to ``interpreter_hi``."""
+        n = max(1, self.hint(size))
+        top = interpreter_hi if (self.interpreter and interpreter_hi) else hi
+        p = 1
+        while p < n and p < top:
+            p *= 2
+        return max(lo, min(p, top))
 
     def tunable(self, name: str, value: int, comment: str) -> str:
         self.tunables.append((name, value, comment))

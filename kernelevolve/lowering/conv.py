@@ -9,10 +9,12 @@ fp32. Bias and any fused pointwise chain are applied to the tile before the one 
 
 from __future__ import annotations
 
+import math
+
 from torch.fx import Node
 
 from kernelevolve.lowering import epilogue
-from kernelevolve.lowering.context import Context, packet
+from kernelevolve.lowering.context import Context, packet, val
 from kernelevolve.lowering.errors import LoweringError
 from kernelevolve.lowering.indexing import schema_args
 
@@ -27,9 +29,16 @@ def emit(ctx: Context, node: Node) -> None:
         raise LoweringError("no Triton lowering for aten.convolution.default with symbolic stride/padding/groups")
     kname = ctx.fresh("_conv")
     tag = kname.lstrip("_").upper()
-    bm = ctx.tunable(f"{tag}_BLOCK_M", 32, "output positions per program; a power of two >= 16")
-    bn = ctx.tunable(f"{tag}_BLOCK_N", 32, "output channels per program; a power of two >= 16")
-    bk = ctx.tunable(f"{tag}_BLOCK_K", 32, "reduction step over (channel, kernel offset); >= 16")
+    wv_shape = val(w).shape
+    cog_hint = ctx.hint(wv_shape[1]) if transposed else ctx.hint(wv_shape[0]) // groups
+    ktot_hint = (ctx.hint(wv_shape[0]) // groups if transposed else ctx.hint(wv_shape[1])) * math.prod(
+        ctx.hint(k) for k in wv_shape[2:])
+    out_v = val(node)
+    m_hint = ctx.hint(out_v.shape[0]) * math.prod(ctx.hint(o) for o in out_v.shape[2:])
+    bm = ctx.tunable(f"{tag}_BLOCK_M", ctx.block(m_hint, 16, 64, 256), "output positions per program; >= 16")
+    bn = ctx.tunable(f"{tag}_BLOCK_N", ctx.block(cog_hint, 16, 64), "output channels per program; >= 16")
+    bk = ctx.tunable(f"{tag}_BLOCK_K", ctx.block(ktot_hint, 16, 32, 64), "reduction step over (channel, "
+                     "kernel offset); a power of two >= 16")
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
     sp = range(s)
     out = ctx.fresh("buf")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from torch.fx import Node
 
 from kernelevolve.lowering import epilogue
-from kernelevolve.lowering.context import Context, packet
+from kernelevolve.lowering.context import Context, packet, val
 from kernelevolve.lowering.indexing import schema_args
 
 
@@ -24,9 +24,10 @@ def emit(ctx: Context, node: Node) -> None:
     batched = name == "bmm"
     kname = ctx.fresh("_matmul")
     tag = kname.lstrip("_").upper()
-    bm = ctx.tunable(f"{tag}_BLOCK_M", 32, "output rows per program; a power of two >= 16")
-    bn = ctx.tunable(f"{tag}_BLOCK_N", 32, "output columns per program; a power of two >= 16")
-    bk = ctx.tunable(f"{tag}_BLOCK_K", 32, "reduction step; a power of two >= 16")
+    a_shape, b_shape = val(a).shape, val(b).shape
+    bm = ctx.tunable(f"{tag}_BLOCK_M", ctx.block(a_shape[-2], 16, 64, 128), "output rows per program; >= 16")
+    bn = ctx.tunable(f"{tag}_BLOCK_N", ctx.block(b_shape[-1], 16, 64, 128), "output columns per program; >= 16")
+    bk = ctx.tunable(f"{tag}_BLOCK_K", ctx.block(a_shape[-1], 16, 32, 64), "reduction step; a power of two >= 16")
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
     stages = ctx.tunable(f"{tag}_STAGES", 2, "software-pipelining depth of the K loop")
     out = ctx.fresh("buf")

@@ -169,7 +169,8 @@ def emit(ctx: Context, root: Node, inline: set[str],
     group = collect(root, inline)
     kname = ctx.fresh("_pointwise")
     tag = kname.lstrip("_").upper()
-    block = ctx.tunable(f"{tag}_BLOCK", 1024, "elements per program; any power of two")
+    block = ctx.tunable(f"{tag}_BLOCK", ctx.block(val(root).numel(), 16, 1024, 4096),
+                        "elements per program; any power of two")
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
     out = val(root)
     rank = out.dim()

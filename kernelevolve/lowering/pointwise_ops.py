@@ -77,8 +77,14 @@ def _gelu(a: list[str], kw: dict[str, Any]) -> str:
     return f"({x} * 0.5 * (1.0 + tl.erf({x} * 0.7071067811865476)))"
 
 
+def num(kw: dict[str, Any], name: str, default: float) -> str:
+    """A scalar argument's literal (already one when the node gave it), else the schema default."""
+    value = kw.get(name)
+    return lit(default) if value is None else str(value)
+
+
 def _softplus(a: list[str], kw: dict[str, Any]) -> str:
-    beta, threshold = lit(kw.get("beta", 1.0)), lit(kw.get("threshold", 20.0))
+    beta, threshold = num(kw, "beta", 1.0), num(kw, "threshold", 20.0)
     return f"tl.where({a[0]} * {beta} > {threshold}, {a[0]}, _log1p(tl.exp({a[0]} * {beta})) / {beta})"
 
 
@@ -150,7 +156,7 @@ OPS: dict[str, Expr] = {
     "hardsigmoid": _unary(f"(tl.clamp({{x}} + 3.0, 0.0, 6.0, {NAN}) / 6.0)"),
     "mish": _unary("({x} * _tanh(_log1p(tl.exp({x}))))"),
     "softplus": _softplus,
-    "leaky_relu": lambda a, kw: f"tl.where({a[0]} > 0, {a[0]}, {a[0]} * {lit(kw.get('negative_slope', 0.01))})",
+    "leaky_relu": lambda a, kw: f"tl.where({a[0]} > 0, {a[0]}, {a[0]} * {num(kw, 'negative_slope', 0.01)})",
     "logit": lambda a, kw: f"tl.log({a[0]} / (1.0 - {a[0]}))",
     # --- comparison, logical, selection ----------------------------------------------------------------
     "eq": _binary("({x} == {y})"),
@@ -181,7 +187,7 @@ OPS: dict[str, Expr] = {
     "fill": lambda a, kw: a[1],
     "zeros_like": lambda a, kw: "0",
     "ones_like": lambda a, kw: "1",
-    "nan_to_num": lambda a, kw: (f"tl.where({a[0]} != {a[0]}, {lit(kw.get('nan') or 0.0)}, tl.where({a[0]} == "
+    "nan_to_num": lambda a, kw: (f"tl.where({a[0]} != {a[0]}, {num(kw, 'nan', 0.0)}, tl.where({a[0]} == "
                                  f"float('inf'), 3.4028234663852886e+38, tl.where({a[0]} == float('-inf'), "
                                  f"-3.4028234663852886e+38, {a[0]})))"),
 }

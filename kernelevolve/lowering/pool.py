@@ -36,7 +36,9 @@ def emit(ctx: Context, node: Node) -> None:
         raise LoweringError(f"no Triton lowering for {node.target} on an unbatched input")
     kname = ctx.fresh("_pool")
     tag = kname.lstrip("_").upper()
-    block = ctx.tunable(f"{tag}_BLOCK", 256, "output elements per program; any power of two")
+    first = val(node)[0] if isinstance(val(node), (list, tuple)) else val(node)
+    block = ctx.tunable(f"{tag}_BLOCK", ctx.block(first.numel(), 16, 256, 2048),
+                        "output elements per program; any power of two")
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
     sp = range(s)
     params = ["x_ptr", "y_ptr", "i_ptr", "total", "C"] + [f"I{d}" for d in sp] + [f"O{d}" for d in sp]
@@ -117,7 +119,9 @@ def emit_adaptive(ctx: Context, node: Node) -> None:
     sp = range(s)
     kname = ctx.fresh("_adaptive_pool")
     tag = kname.lstrip("_").upper()
-    block = ctx.tunable(f"{tag}_BLOCK", 256, "output elements per program; any power of two")
+    first = val(node)[0] if isinstance(val(node), (list, tuple)) else val(node)
+    block = ctx.tunable(f"{tag}_BLOCK", ctx.block(first.numel(), 16, 256, 2048),
+                        "output elements per program; any power of two")
     params = ["x_ptr", "y_ptr", "i_ptr", "total", "C", "KTOT"] + [f"I{d}" for d in sp] + [f"O{d}" for d in sp]
     params += [f"KM{d}" for d in sp] + ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["BLOCK: tl.constexpr"]
     lines = ["    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)", "    mask = offs < total",

@@ -8,6 +8,8 @@ place; the output is contiguous with the kept dims in order, so its offset is th
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch.fx import Node
 
@@ -58,8 +60,10 @@ def emit(ctx: Context, node: Node) -> None:
     acc = _acc_type(kind, xv.dtype)
     kname = ctx.fresh("_reduce")
     tag = kname.lstrip("_").upper()
-    bo = ctx.tunable(f"{tag}_BLOCK_O", 16, "output elements per program")
-    br = ctx.tunable(f"{tag}_BLOCK_R", 128, "reduced elements per step")
+    n_red = math.prod(ctx.hint(xv.shape[d]) for d in red)
+    n_out = math.prod(ctx.hint(xv.shape[d]) for d in kept)
+    bo = ctx.tunable(f"{tag}_BLOCK_O", ctx.block(n_out, 1, 16, 64), "output elements per program")
+    br = ctx.tunable(f"{tag}_BLOCK_R", ctx.block(n_red, 16, 128, 1024), "reduced elements per step")
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
     ks = [f"ks{i}" for i in range(len(kept))]
     kx = [f"kx{i}" for i in range(len(kept))]

@@ -8,6 +8,8 @@ write), scans in one with a running carry. Input and output are addressed throug
 
 from __future__ import annotations
 
+import math
+
 from torch.fx import Node
 
 from kernelevolve.lowering.context import Context, compute_type, packet, val
@@ -22,8 +24,11 @@ def _setup(ctx: Context, node: Node, red: list[int], name: str, n_out: int):
     kept = [d for d in range(r) if d not in red]
     kname = ctx.fresh(f"_{name}")
     tag = kname.lstrip("_").upper()
-    bo = ctx.tunable(f"{tag}_BLOCK_O", 8, "rows per program")
-    br = ctx.tunable(f"{tag}_BLOCK_R", 128, "row elements per step")
+    xs = val(x).shape
+    n_red = math.prod(ctx.hint(xs[d]) for d in red)
+    n_rows = math.prod(ctx.hint(xs[d]) for d in kept)
+    bo = ctx.tunable(f"{tag}_BLOCK_O", ctx.block(n_rows, 1, 8, 32), "rows per program")
+    br = ctx.tunable(f"{tag}_BLOCK_R", ctx.block(n_red, 16, 128, 1024), "row elements per step")
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
     ks, rs = [f"ks{i}" for i in range(len(kept))], [f"rs{i}" for i in range(len(red))]
     kx, rx = [f"kx{i}" for i in range(len(kept))], [f"rx{i}" for i in range(len(red))]

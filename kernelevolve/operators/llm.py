@@ -112,7 +112,8 @@ class LLMOperator:
             from kernelevolve.lowering import LoweringError, lower_spec_text
 
             try:
-                self._lowered = lower_spec_text(context.op, context.spec_source) if context.spec_source else ""
+                spec = context.spec_source
+                self._lowered = lower_spec_text(context.op, spec, context.target) if spec else ""
             except LoweringError:
                 self._lowered = ""
         return self._lowered or None
