@@ -22,6 +22,7 @@ EXPECTED = {
     "linear_relu": {"_matmul"},
     "conv2d_relu_bias": {"_conv"},
     "maxpool2d": {"_pool"},
+    "indexing": {"_index", "_pad", "_repeat"},
 }
 
 
