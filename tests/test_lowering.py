@@ -23,6 +23,7 @@ EXPECTED = {
     "conv2d_relu_bias": {"_conv"},
     "maxpool2d": {"_pool"},
     "indexing": {"_index", "_pad", "_repeat"},
+    "half_precision": {"_softmax", "_matmul", "_reduce"},
 }
 
 
@@ -52,7 +53,7 @@ def test_lowered_candidate_passes_the_evaluator(name: str, ke, tmp_path: Path) -
     assert result.returncode == 0, result.stderr
     verdict = json.loads(result.stdout)
     assert verdict["status"] == "ok", verdict
-    assert len(verdict["cases"]) == 2 and all(c["status"] == "ok" for c in verdict["cases"])
+    assert len(verdict["cases"]) >= 2 and all(c["status"] == "ok" for c in verdict["cases"])
 
 
 def test_unsupported_op_names_the_op() -> None:

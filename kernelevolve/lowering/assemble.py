@@ -50,7 +50,7 @@ def assemble(ctx: Context, op: str, summary: str) -> str:
     if "_copy_kernel" in used:
         ctx.tunables.append(("COPY_BLOCK", 1024, "elements per program of the strided copy"))
     helper_text = "\n\n\n".join(runtime.HELPERS[h].strip("\n") for h in used)
-    device_helpers = helpers_for(kernels)
+    device_helpers = helpers_for(kernels + helper_text)
     tunables = "\n".join(f"{name} = {value}  # {comment}" for name, value, comment in ctx.tunables)
     sections = [s for s in (_state_table(ctx), helper_text, device_helpers.strip("\n"), kernels) if s.strip()]
     body = "\n\n\n".join(sections)

@@ -50,7 +50,7 @@ def emit(ctx: Context, node: Node) -> None:
     params += [f"I{d}" for d in sp] + [f"O{d}" for d in sp] + [f"K{d}" for d in sp]
     params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["swo", "swi"] + [f"sw{d}" for d in sp]
     params += ["syn", "syc"] + [f"sy{d}" for d in sp]
-    params += (epi.params if epi else []) + ["HAS_BIAS: tl.constexpr", "BLOCK_M: tl.constexpr",
+    params += (epi.params if epi else []) + ["HAS_BIAS: tl.constexpr", "F32_DOT: tl.constexpr", "BLOCK_M: tl.constexpr",
                                              "BLOCK_N: tl.constexpr", "BLOCK_K: tl.constexpr"]
     lines = ["    g = tl.program_id(2).to(tl.int64)",
              "    rm = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)",
@@ -81,6 +81,8 @@ def emit(ctx: Context, node: Node) -> None:
     w_off += "".join(f" + kk{d}[:, None] * sw{d}" for d in sp)
     lines += ["        a = tl.load(x_ptr + x_off, mask=valid, other=0.0)",
               f"        b = tl.load(w_ptr + {w_off}, mask=k_mask[:, None] & n_mask[None, :], other=0.0)",
+              "        if F32_DOT:  # bf16 operands: dot in fp32 (Triton's CPU interpreter has no bf16 matmul)",
+              "            a = a.to(tl.float32)",
               "        acc = tl.dot(a, b.to(a.dtype), acc, input_precision=\"ieee\")",
               "    cmask = m_mask[:, None] & n_mask[None, :]",
               "    if HAS_BIAS:",
@@ -88,7 +90,7 @@ def emit(ctx: Context, node: Node) -> None:
     lines += [f"    {line}" for line in epi.lines] if epi else []
     y_off = "nb[:, None] * syn + co[None, :] * syc" + "".join(f" + o{d}[:, None] * sy{d}" for d in sp)
     result = epi.result if epi else "acc"
-    lines.append(f"    tl.store(y_ptr + {y_off}, {result}.to(y_ptr.dtype.element_ty), mask=cmask)")
+    lines.append(f"    tl.store(y_ptr + {y_off}, _cast_out({result}, y_ptr), mask=cmask)")
     what = (f"{'transposed ' if transposed else ''}conv{s}d stride={stride} padding={padding} dilation={dilation} "
             f"groups={groups}")
     if group:
@@ -108,7 +110,8 @@ def emit(ctx: Context, node: Node) -> None:
     launch += [f"{wv}.shape[{2 + d}]" for d in sp]
     launch += [f"{xv}.stride({d})" for d in range(2 + s)] + [f"{wv}.stride({d})" for d in range(2 + s)]
     launch += [f"{out}.stride({d})" for d in range(2 + s)] + (epi.launch if epi else [])
-    launch += [f"HAS_BIAS={bias is not None}", f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}",
+    launch += [f"HAS_BIAS={bias is not None}", f"F32_DOT={xv}.dtype == torch.bfloat16",
+               f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}",
                f"num_warps={warps}"]
     grid = f"(max(1, triton.cdiv({launch[4]}, {bm})), max(1, triton.cdiv({cog}, {bn})), {groups})"
     ctx.launch(f"{kname}[{grid}]", launch)

@@ -39,7 +39,7 @@ def emit(ctx: Context, node: Node) -> None:
     epi = epilogue.build(ctx, group, node, index, "cmask", "[BLOCK_M, BLOCK_N]", out) if group else None
     params = ["a_ptr", "b_ptr", "c_ptr", "bias_ptr", "M", "N", "K", "sab", "sam", "sak", "sbb", "sbk", "sbn",
               "scb", "scm", "scn", "sbm", "sbn_", "beta", "alpha"]
-    params += (epi.params if epi else []) + ["HAS_BIAS: tl.constexpr", "BLOCK_M: tl.constexpr",
+    params += (epi.params if epi else []) + ["HAS_BIAS: tl.constexpr", "F32_DOT: tl.constexpr", "BLOCK_M: tl.constexpr",
                                              "BLOCK_N: tl.constexpr", "BLOCK_K: tl.constexpr"]
     epi_lines = [f"    {line}" for line in epi.lines] if epi else []
     result = epi.result if epi else "acc"
@@ -57,15 +57,18 @@ def emit(ctx: Context, node: Node) -> None:
         "        rk = k0 + tl.arange(0, BLOCK_K)",
         "        a = tl.load(a_base + rk[None, :] * sak, mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)",
         "        b = tl.load(b_base + rk[:, None] * sbk, mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)",
-        "        acc = tl.dot(a, b, acc, input_precision=\"ieee\")",
+        "        if F32_DOT:  # bf16 operands: dot in fp32 (Triton's CPU interpreter has no bf16 matmul)",
+        "            a = a.to(tl.float32)",
+        "            b = b.to(tl.float32)",
+        "        acc = tl.dot(a, b.to(a.dtype), acc, input_precision=\"ieee\")",
         "    cmask = (rm[:, None] < M) & (rn[None, :] < N)",
         "    acc = acc * alpha",
         "    if HAS_BIAS:",
         "        acc += beta * tl.load(bias_ptr + rm[:, None] * sbm + rn[None, :] * sbn_, mask=cmask, other=0.0)"
         ".to(tl.float32)",
         *epi_lines,
-        f"    tl.store(c_ptr + pid_b * scb + rm[:, None] * scm + rn[None, :] * scn, {result}.to(c_ptr.dtype"
-        ".element_ty), mask=cmask)",
+        f"    tl.store(c_ptr + pid_b * scb + rm[:, None] * scm + rn[None, :] * scn, _cast_out({result}, c_ptr), "
+        "mask=cmask)",
     ])
     ctx.kernels.append(kernel)
     if epi:
@@ -85,7 +88,8 @@ def emit(ctx: Context, node: Node) -> None:
     bias_args = ["bias_view.stride(0)", "bias_view.stride(1)"] if bias is not None else ["0", "0"]
     launch = [av, bv, out, ctx.tensor(bias) if bias is not None else out, *dims, *bias_args, ctx.sym(beta),
               ctx.sym(alpha)] + (epi.launch if epi else [])
-    launch += [f"HAS_BIAS={bias is not None}", f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}",
+    launch += [f"HAS_BIAS={bias is not None}", f"F32_DOT={av}.dtype == torch.bfloat16",
+               f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}",
                f"num_warps={warps}", f"num_stages={stages}"]
     m_expr, n_expr = dims[0], dims[1]
     ctx.launch(f"{kname}[(max(1, triton.cdiv({m_expr}, {bm})), max(1, triton.cdiv({n_expr}, {bn})), {batch})]",

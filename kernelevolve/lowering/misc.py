@@ -24,7 +24,7 @@ def emit_arange(ctx: Context, node: Node) -> None:
         "@triton.jit", f"def {kname}(out_ptr, n, start, step, BLOCK: tl.constexpr):",
         "    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
         f"    v = start + offs.to({ct}) * step",
-        "    tl.store(out_ptr + offs, v.to(out_ptr.dtype.element_ty), mask=offs < n)"]))
+        "    tl.store(out_ptr + offs, _cast_out(v, out_ptr), mask=offs < n)"]))
     out = ctx.fresh("buf")
     ctx.empty(out, node)
     ctx.launch(f"{kname}[(max(1, triton.cdiv({out}.numel(), {block})),)]",
@@ -119,7 +119,7 @@ def _gather_kernel(ctx: Context, node: Node, prefix: str, extra_params: list[str
                                   *_out_digits(rank), "    x_off = offs * 0", "    ok = mask", *addr_lines,
                                   f"    v = tl.load(x_ptr + x_off, mask=ok, other={fill})",
                                   f"    v = tl.where(ok, v, {fill})",
-                                  "    tl.store(out_ptr + offs, v.to(out_ptr.dtype.element_ty), mask=mask)"]))
+                                  "    tl.store(out_ptr + offs, _cast_out(v, out_ptr), mask=mask)"]))
     out = ctx.fresh("buf")
     ctx.empty(out, node)
     launch = [launch_inputs[0], out, *launch_inputs[1:], f"{out}.numel()"]

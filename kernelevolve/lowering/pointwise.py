@@ -213,7 +213,7 @@ def emit(ctx: Context, root: Node, inline: set[str],
         *(idx if rank and group.externals else []),
         *loads,
         *[f"    {line}" for line in lines],
-        f"    tl.store(out_ptr + offs, {result}.to(out_ptr.dtype.element_ty), mask=mask)",
+        f"    tl.store(out_ptr + offs, _cast_out({result}, out_ptr), mask=mask)",
     ])
     ctx.kernels.append(kernel)
     var = ctx.fresh("buf")

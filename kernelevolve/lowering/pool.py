@@ -69,7 +69,7 @@ def emit(ctx: Context, node: Node) -> None:
         lines += ["        upd = valid & ((v > best) | (v != v) | (best_i < 0))",
                   "        best = tl.where(upd, v, best)",
                   f"        best_i = tl.where(upd, ({flat}).to(tl.int64), best_i)",
-                  "    tl.store(y_ptr + offs, best.to(y_ptr.dtype.element_ty), mask=mask)",
+                  "    tl.store(y_ptr + offs, _cast_out(best, y_ptr), mask=mask)",
                   "    tl.store(i_ptr + offs, best_i, mask=mask)"]
     else:
         override = args.get("divisor_override")
@@ -88,7 +88,7 @@ def emit(ctx: Context, node: Node) -> None:
                     lines.append(f"    count = count * (tl.minimum(end{d}, I{d}) - tl.maximum(start{d}, 0))"
                                  ".to(tl.float32)")
             lines.append("    res = acc / count")
-        lines.append("    tl.store(y_ptr + offs, res.to(y_ptr.dtype.element_ty), mask=mask)")
+        lines.append("    tl.store(y_ptr + offs, _cast_out(res, y_ptr), mask=mask)")
     what = f"{name} kernel={ksize} stride={stride} padding={padding}" + (f" dilation={dilation}" if is_max else "")
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {what}", *lines]))
     xv = ctx.tensor(x)
@@ -147,11 +147,11 @@ def emit_adaptive(ctx: Context, node: Node) -> None:
         lines += ["        upd = valid & ((v > best) | (v != v) | (best_i < 0))",
                   "        best = tl.where(upd, v, best)",
                   f"        best_i = tl.where(upd, ({flat}).to(tl.int64), best_i)",
-                  "    tl.store(y_ptr + offs, best.to(y_ptr.dtype.element_ty), mask=mask)",
+                  "    tl.store(y_ptr + offs, _cast_out(best, y_ptr), mask=mask)",
                   "    tl.store(i_ptr + offs, best_i, mask=mask)"]
     else:
         lines += ["        acc += tl.where(valid, v, 0.0)",
-                  "    tl.store(y_ptr + offs, (acc / count.to(tl.float32)).to(y_ptr.dtype.element_ty), mask=mask)"]
+                  "    tl.store(y_ptr + offs, _cast_out((acc / count.to(tl.float32)), y_ptr), mask=mask)"]
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {name}", *lines]))
     xv = ctx.tensor(x)
     outputs = val(node) if isinstance(val(node), (list, tuple)) else [val(node)]

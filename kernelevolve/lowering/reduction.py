@@ -97,7 +97,7 @@ def emit(ctx: Context, node: Node) -> None:
                 f"        upd = cm {better} best", "        best = tl.where(upd, cm, best)",
                 "        best_i = tl.where(upd, ci, best_i)"]
         if name in ("max", "min"):
-            body += ["    tl.store(out_ptr + o, best.to(out_ptr.dtype.element_ty), mask=o_mask)",
+            body += ["    tl.store(out_ptr + o, _cast_out(best, out_ptr), mask=o_mask)",
                      "    tl.store(idx_ptr + o, best_i, mask=o_mask)"]
         else:
             body += ["    tl.store(out_ptr + o, best_i, mask=o_mask)"]
@@ -107,7 +107,7 @@ def emit(ctx: Context, node: Node) -> None:
                 f"    acc = tl.zeros([BLOCK_O, BLOCK_R], {acc})", "    for r0 in range(0, R, BLOCK_R):", *step,
                 "        d = tl.where(m, v - mean[:, None], 0.0)", "        acc += d * d",
                 "    res = tl.sum(acc, axis=1) / (R - correction)",
-                "    tl.store(out_ptr + o, res.to(out_ptr.dtype.element_ty), mask=o_mask)"]
+                "    tl.store(out_ptr + o, _cast_out(res, out_ptr), mask=o_mask)"]
     else:
         combine = {"sum": "acc + v", "mean": "acc + v", "prod": "acc * v", "max": "tl.maximum(acc, v)",
                    "min": "tl.minimum(acc, v)", "any": "tl.maximum(acc, v)", "all": "tl.minimum(acc, v)"}[kind]
@@ -117,7 +117,7 @@ def emit(ctx: Context, node: Node) -> None:
                  "all": "tl.min(acc, axis=1) != 0"}[kind]
         body = [f"    acc = tl.full([BLOCK_O, BLOCK_R], {init}, {acc})", "    for r0 in range(0, R, BLOCK_R):",
                 *step, f"        acc = {combine}", f"    res = {final}",
-                "    tl.store(out_ptr + o, res.to(out_ptr.dtype.element_ty), mask=o_mask)"]
+                "    tl.store(out_ptr + o, _cast_out(res, out_ptr), mask=o_mask)"]
     kernel = "\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {name} over dims {red}",
                         *head, *body])
     ctx.kernels.append(kernel)

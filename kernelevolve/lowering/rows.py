@@ -66,7 +66,7 @@ def emit_softmax(ctx: Context, node: Node) -> None:
             "    s = tl.zeros([BLOCK_O], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
             f"        v = {load}", "        s += tl.sum(tl.where(m, tl.exp(v - mx[:, None]), 0.0), axis=1)",
             "    for r0 in range(0, R, BLOCK_R):", *step, f"        v = {load}", f"        out = {write}",
-            "        tl.store(y_ptr + yb[:, None] + yr[None, :], out.to(y_ptr.dtype.element_ty), mask=m)"]
+            "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(out, y_ptr), mask=m)"]
     _finish(ctx, node, kname, params, head, body, launch, consts, grid, y, f"{packet(node)} over dims {red}")
 
 
@@ -100,9 +100,9 @@ def emit_layer_norm(ctx: Context, node: Node) -> None:
             "            out = out * tl.load(w_ptr + r, mask=r < R, other=0).to(tl.float32)[None, :]",
             "        if HAS_B:",
             "            out = out + tl.load(b_ptr + r, mask=r < R, other=0).to(tl.float32)[None, :]",
-            "        tl.store(y_ptr + yb[:, None] + yr[None, :], out.to(y_ptr.dtype.element_ty), mask=m)",
-            "    if STATS:", "        tl.store(mean_ptr + o, mean.to(mean_ptr.dtype.element_ty), mask=o_mask)",
-            "        tl.store(rstd_ptr + o, rstd.to(rstd_ptr.dtype.element_ty), mask=o_mask)"]
+            "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(out, y_ptr), mask=m)",
+            "    if STATS:", "        tl.store(mean_ptr + o, _cast_out(mean, mean_ptr), mask=o_mask)",
+            "        tl.store(rstd_ptr + o, _cast_out(rstd, rstd_ptr), mask=o_mask)"]
     _finish(ctx, node, kname, params, head, body, launch, consts, grid, y, f"layer norm over dims {red}")
     ctx.multi[node.name] = [y, mean_var, rstd_var]
 
@@ -119,7 +119,7 @@ def emit_scan(ctx: Context, node: Node) -> None:
             f"        v = tl.load(x_ptr + xb[:, None] + xr[None, :], mask=m, other={init}).to({acc})",
             ("        c = tl.cumprod(v, axis=1) * carry[:, None]" if prod else
              "        c = tl.cumsum(v, axis=1) + carry[:, None]"),
-            "        tl.store(y_ptr + yb[:, None] + yr[None, :], c.to(y_ptr.dtype.element_ty), mask=m)",
+            "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(c, y_ptr), mask=m)",
             ("        carry = carry * tl.reduce(v, 1, _mul_combine)" if prod else
              "        carry = carry + tl.sum(v, axis=1)")]
     _finish(ctx, node, kname, params, head, body, launch, consts, grid, y, f"{packet(node)} along dims {red}")

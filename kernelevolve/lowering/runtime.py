@@ -5,6 +5,15 @@ from __future__ import annotations
 MAX_COPY_RANK = 6
 
 HELPERS: dict[str, str] = {
+    "_cast_out": '''
+@triton.jit
+def _cast_out(v, ptr):
+    # the value converted to ptr's element type; bf16 rounded to nearest even first (ATen rounds, the CPU
+    # interpreter's cast truncates)
+    if ptr.dtype.element_ty == tl.bfloat16:
+        v = _rtne_bf16(v)
+    return v.to(ptr.dtype.element_ty)
+''',
     "_flat": '''
 def _flat(view, out):
     """A view read at the output's flat offsets: contiguous and of the output's shape."""
