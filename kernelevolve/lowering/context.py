@@ -21,6 +21,10 @@ CT = {torch.float16: "tl.float32", torch.bfloat16: "tl.float32", torch.float32: 
       torch.int32: "tl.int32", torch.int64: "tl.int64", torch.bool: "tl.int1"}
 
 
+SYM_FUNCTIONS = {"torch.sym_float": "float", "torch.sym_int": "int", "torch.sym_sqrt": "math.sqrt",
+                 "torch.sym_min": "min", "torch.sym_max": "max", "torch.sym_sum": "sum"}
+
+
 def compute_type(dtype: torch.dtype) -> str:
     """Triton type a kernel computes a value of ``dtype`` in: fp32 for 16/32-bit floats."""
     if dtype not in CT:
@@ -124,7 +128,10 @@ class Context:
                     raise LoweringError(f"size {m.group(0)} of the trace is not a size of any input")
                 return self.symbols[m.group(0)]
 
-            return "(" + re.sub(r"\b[su]\d+\b", name, text) + ")"
+            text = re.sub(r"\b[su]\d+\b", name, text)
+            for torch_name, plain in SYM_FUNCTIONS.items():  # torch.sym_* calls are torch compute to the checks
+                text = text.replace(torch_name + "(", plain + "(")
+            return "(" + text + ")"
         if isinstance(value, bool) or value is None:
             return repr(value)
         if isinstance(value, (int, float)):
