@@ -24,6 +24,7 @@ EXPECTED = {
     "maxpool2d": {"_pool"},
     "indexing": {"_index", "_pad", "_repeat"},
     "half_precision": {"_softmax", "_matmul", "_reduce"},
+    "mlp_residual": {"_matmul"},
 }
 
 
@@ -39,6 +40,8 @@ def test_lowered_candidate_is_static_clean_and_uses_its_templates(name: str) -> 
 def test_epilogues_fuse_into_matmul_and_conv() -> None:
     linear = lower_spec(SPECS / "linear_relu.py")
     assert "# addmm + fused mul, relu" in linear and "_pointwise0" not in linear
+    mlp = lower_spec(SPECS / "mlp_residual.py")  # a linear on a 3-d input: the chain is read through a reshape
+    assert "# addmm + fused gelu" in mlp and "# addmm + fused add" in mlp and "_pointwise0" not in mlp
     conv = lower_spec(SPECS / "conv2d_relu_bias.py")
     assert "+ fused add, relu" in conv and "_pointwise0" not in conv
 

@@ -42,7 +42,8 @@ def emit(ctx: Context, node: Node) -> None:
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
     sp = range(s)
     out = ctx.fresh("buf")
-    group = epilogue.find(ctx, node)
+    found = epilogue.find(ctx, node)
+    group = found[0] if found else None
     ctx.empty(out, group.root if group else node)
     index = ["nb[:, None]", "co[None, :]"] + [f"o{d}[:, None]" for d in sp]
     epi = epilogue.build(ctx, group, node, index, "cmask", "[BLOCK_M, BLOCK_N]", out) if group else None

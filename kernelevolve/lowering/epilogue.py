@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from torch.fx import Node
 
 from kernelevolve.lowering import pointwise
-from kernelevolve.lowering.context import Context, compute_type, val
+from kernelevolve.lowering.context import Context, compute_type, packet, val
 
 
 @dataclass
@@ -27,29 +27,50 @@ class Epilogue:
     host: list[str] = field(default_factory=list)  # forward lines before the launch (expanded views)
 
 
-def find(ctx: Context, node: Node) -> pointwise.Group | None:
-    """The pointwise group to fuse into ``node``'s kernel, or None."""
+RESHAPES = {"view", "_unsafe_view", "reshape"}
+
+
+def find(ctx: Context, node: Node, through_views: bool = False) -> tuple[pointwise.Group, Node] | None:
+    """The pointwise group to fuse into ``node``'s kernel and the node the group reads the tile as (``node``
+    itself, or with ``through_views`` a reshape of it: a linear on a 3-d input is an mm between views)."""
     inline = ctx.inline
-    users = list(node.users)
+    anchor = node
+    while through_views and len(anchor.users) == 1 and packet(next(iter(anchor.users))) in RESHAPES:
+        anchor = next(iter(anchor.users))
+    users = list(anchor.users)
     if len(users) != 1 or not pointwise.is_pointwise(users[0]):
         return None
     root = users[0]
     while root.name in inline:
         root = next(iter(root.users))
     group = pointwise.collect(root, inline)
-    if tuple(val(root).shape) != tuple(val(node).shape) or group.externals.count(node) != 1:
+    if tuple(val(root).shape) != tuple(val(anchor).shape) or group.externals.count(anchor) != 1:
         return None
-    if any(e is not node and e.name not in ctx.env for e in group.externals):
+    if anchor is not node and not _viewable(group, anchor, node):
+        return None
+    if any(e is not anchor and e.name not in ctx.env for e in group.externals):
         return None  # an input of the chain is computed later
-    if any(u is not node and ctx.sym(u) is None for u in group.scalars):
-        return None
-    return group
+    return group, anchor
+
+
+def _viewable(group: pointwise.Group, anchor: Node, node: Node) -> bool:
+    """Every other input of the chain, expanded to the chain's shape, reshapes to the tile's shape as a view
+    (checked on the traced strides): the epilogue then reads it at the tile's indices."""
+    for ext in group.externals:
+        if ext is anchor:
+            continue
+        try:
+            val(ext).expand(val(anchor).shape).view(val(node).shape)
+        except Exception:  # noqa: BLE001 - not a view: no fusion
+            return False
+    return True
 
 
 def build(ctx: Context, group: pointwise.Group, anchor: Node, index: list[str], mask: str, block_shape: str,
-          out_var: str) -> Epilogue:
+          out_var: str, tile_shape: str | None = None) -> Epilogue:
     """Kernel text evaluating ``group`` on the tile ``acc`` (the anchor's value) at the tile's ``index``
-    expressions (one per output dim)."""
+    expressions (one per tile dim); ``tile_shape``: the host shape the tile has when the group reads it
+    through a reshape."""
     epi = Epilogue(group, anchor)
     names = {anchor.name: "acc"}
     rank = len(index)
@@ -60,7 +81,8 @@ def build(ctx: Context, group: pointwise.Group, anchor: Node, index: list[str], 
         epi.lines.append(f"ep{j} = tl.load(ep{j}_ptr + {addr}, mask={mask}, other=0).to({ct})")
         names[ext.name] = f"ep{j}"
         view = f"ev{j}"
-        epi.host.append(f"{view} = {ctx.tensor(ext)}.expand({out_var}.shape)")
+        reshaped = f".view({tile_shape})" if tile_shape else ""
+        epi.host.append(f"{view} = {ctx.tensor(ext)}.expand({out_var}.shape){reshaped}")
         epi.launch += [ctx.tensor(ext)] + [f"{view}.stride({d})" for d in range(rank)]
     for j, s in enumerate(group.scalars):
         epi.params.append(f"esc{j}")

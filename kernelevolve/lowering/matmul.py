@@ -31,12 +31,18 @@ def emit(ctx: Context, node: Node) -> None:
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
     stages = ctx.tunable(f"{tag}_STAGES", 2, "software-pipelining depth of the K loop")
     out = ctx.fresh("buf")
-    group = epilogue.find(ctx, node)
+    found = epilogue.find(ctx, node, through_views=True)
+    group, anchor = found if found else (None, node)
     root = group.root if group else node
     ctx.empty(out, root)
+    tile_shape = ctx.shape(val(node)) if anchor is not node else None
+    store = out
+    if tile_shape:  # the chain is read through a reshape of the product: store through the same reshape
+        store = ctx.fresh("tile")
+        ctx.line(f"{store} = {out}.view({tile_shape})")
     av, bv = ctx.tensor(a), ctx.tensor(b)
     index = ["pid_b", "rm[:, None]", "rn[None, :]"] if batched else ["rm[:, None]", "rn[None, :]"]
-    epi = epilogue.build(ctx, group, node, index, "cmask", "[BLOCK_M, BLOCK_N]", out) if group else None
+    epi = epilogue.build(ctx, group, anchor, index, "cmask", "[BLOCK_M, BLOCK_N]", out, tile_shape) if group else None
     params = ["a_ptr", "b_ptr", "c_ptr", "bias_ptr", "M", "N", "K", "sab", "sam", "sak", "sbb", "sbk", "sbn",
               "scb", "scm", "scn", "sbm", "sbn_", "beta", "alpha"]
     params += (epi.params if epi else []) + ["HAS_BIAS: tl.constexpr", "F32_DOT: tl.constexpr", "BLOCK_M: tl.constexpr",
@@ -78,15 +84,15 @@ def emit(ctx: Context, node: Node) -> None:
         ctx.line(f"bias_view = {ctx.tensor(bias)}.expand({av}.shape[0], {bv}.shape[1])")
     if batched:
         dims = [f"{av}.shape[1]", f"{bv}.shape[2]", f"{av}.shape[2]", f"{av}.stride(0)", f"{av}.stride(1)",
-                f"{av}.stride(2)", f"{bv}.stride(0)", f"{bv}.stride(1)", f"{bv}.stride(2)", f"{out}.stride(0)",
-                f"{out}.stride(1)", f"{out}.stride(2)"]
+                f"{av}.stride(2)", f"{bv}.stride(0)", f"{bv}.stride(1)", f"{bv}.stride(2)", f"{store}.stride(0)",
+                f"{store}.stride(1)", f"{store}.stride(2)"]
         batch = f"{av}.shape[0]"
     else:
         dims = [f"{av}.shape[0]", f"{bv}.shape[1]", f"{av}.shape[1]", "0", f"{av}.stride(0)", f"{av}.stride(1)",
-                "0", f"{bv}.stride(0)", f"{bv}.stride(1)", "0", f"{out}.stride(0)", f"{out}.stride(1)"]
+                "0", f"{bv}.stride(0)", f"{bv}.stride(1)", "0", f"{store}.stride(0)", f"{store}.stride(1)"]
         batch = "1"
     bias_args = ["bias_view.stride(0)", "bias_view.stride(1)"] if bias is not None else ["0", "0"]
-    launch = [av, bv, out, ctx.tensor(bias) if bias is not None else out, *dims, *bias_args, ctx.sym(beta),
+    launch = [av, bv, store, ctx.tensor(bias) if bias is not None else out, *dims, *bias_args, ctx.sym(beta),
               ctx.sym(alpha)] + (epi.launch if epi else [])
     launch += [f"HAS_BIAS={bias is not None}", f"F32_DOT={av}.dtype == torch.bfloat16",
                f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}",
