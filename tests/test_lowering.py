@@ -25,6 +25,7 @@ EXPECTED = {
     "indexing": {"_index", "_pad", "_repeat"},
     "half_precision": {"_softmax", "_matmul", "_reduce"},
     "mlp_residual": {"_matmul"},
+    "prologue_fusion": {"_reduce", "_softmax", "_layer_norm", "_cumsum"},
 }
 
 
@@ -35,6 +36,15 @@ def test_lowered_candidate_is_static_clean_and_uses_its_templates(name: str) -> 
     for prefix in EXPECTED[name]:
         assert f"def {prefix}0(" in source, prefix
     assert any(t.name.endswith("BLOCK") or "BLOCK_" in t.name for t in find_tunables(source))
+
+
+def test_pointwise_producers_fuse_into_reductions_and_rows() -> None:
+    source = lower_spec(SPECS / "prologue_fusion.py")
+    for what in ("mean over dims [0, 1] of fused pow, sub", "_softmax over dims [1] of fused add, mul",
+                 "sum over dims [0] of fused mul", "layer norm over dims [1] of fused add",
+                 "cumsum along dims [1] of fused abs", "any over dims [1] of fused gt"):
+        assert f"# {what}" in source, what
+    assert "_pointwise0" not in source
 
 
 def test_epilogues_fuse_into_matmul_and_conv() -> None:

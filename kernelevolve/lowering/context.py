@@ -69,6 +69,7 @@ class Context:
         self.done: set[str] = set()  # nodes already emitted as part of another node's kernel
         self.multi: dict[str, list[str]] = {}  # multi-output node -> host variable of each output
         self.inline: set[str] = set()  # pointwise nodes computed inside their user's kernel
+        self.prologue: set[str] = set()  # pointwise chain roots computed at their consumer's loads
 
     # --- names --------------------------------------------------------------------------------------
     def fresh(self, prefix: str) -> str:

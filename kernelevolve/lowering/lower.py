@@ -12,7 +12,7 @@ from collections.abc import Callable
 import torch
 from torch.fx import Node
 
-from kernelevolve.lowering import pointwise, views
+from kernelevolve.lowering import pointwise, prologue, views
 from kernelevolve.lowering.context import Context, op_name, packet, val
 from kernelevolve.lowering.errors import LoweringError
 from kernelevolve.lowering.trace import Traced
@@ -58,6 +58,7 @@ def lower_graph(traced: Traced, interpreter: bool = False) -> Context:
     _bind_inputs(ctx)
     inline = pointwise.inline_set(traced.graph)
     ctx.inline = inline
+    ctx.prologue = prologue.plan(traced.graph, inline)
     for node in traced.graph.nodes:
         if node.op in ("placeholder", "get_attr") or node.name in ctx.done:
             continue
@@ -67,7 +68,7 @@ def lower_graph(traced: Traced, interpreter: bool = False) -> Context:
         if not _is_tensor_op(node):
             continue  # symbolic size arithmetic: printed where it is used
         if pointwise.is_pointwise(node):
-            if node.name not in inline:
+            if node.name not in inline and node.name not in ctx.prologue:
                 pointwise.emit(ctx, node, inline)
         elif views.is_view(node):
             views.emit(ctx, node)

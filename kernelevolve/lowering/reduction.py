@@ -15,6 +15,7 @@ from torch.fx import Node
 
 from kernelevolve.lowering.context import Context, compute_type, packet, val
 from kernelevolve.lowering.indexing import decompose, norm_dims, schema_args
+from kernelevolve.lowering.prologue import Source
 
 KINDS = {"sum": "sum", "mean": "mean", "prod": "prod", "amax": "max", "amin": "min", "var": "var",
          "argmax": "argmax", "argmin": "argmin", "max": "max", "min": "min", "any": "any", "all": "all"}
@@ -65,28 +66,28 @@ def emit(ctx: Context, node: Node) -> None:
     bo = ctx.tunable(f"{tag}_BLOCK_O", ctx.block(n_out, 1, 16, 64), "output elements per program")
     br = ctx.tunable(f"{tag}_BLOCK_R", ctx.block(n_red, 16, 128, 1024), "reduced elements per step")
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
+    src = Source(ctx, x, kept, red)
     ks = [f"ks{i}" for i in range(len(kept))]
-    kx = [f"kx{i}" for i in range(len(kept))]
     rs = [f"rs{i}" for i in range(len(red))]
-    rx = [f"rx{i}" for i in range(len(red))]
+    kx, rx = src.stride_params(kept, "b"), src.stride_params(red, "r")
     outs = ["out_ptr"] + (["idx_ptr"] if indexed and name in ("max", "min") else [])
-    params = ["x_ptr", *outs, "n_rows", "R", "correction", *ks, *kx, *rs, *rx,
-              "BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr"]
+    params = [*src.ptr_params(), *outs, "n_rows", "R", "correction", *ks, *sum(kx.values(), []), *rs,
+              *sum(rx.values(), []), "BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr"]
     init = {"sum": "0", "mean": "0", "var": "0", "prod": "1", "any": "0", "all": "1"}.get(kind) or \
         _extreme(kind, xv.dtype)
-    load = (f"tl.load(x_ptr + base[:, None] + roff[None, :], mask=m, other={init}).to({acc})")
+    load = src.load("m", init, acc if kind not in ("any", "all") else compute_type(xv.dtype), "        ")
     if kind in ("any", "all"):
-        load = f"(tl.load(x_ptr + base[:, None] + roff[None, :], mask=m, other={init}) != 0).to(tl.int32)"
+        load.append("        v = (v != 0).to(tl.int32)")
     head = [
         "    o = tl.program_id(0).to(tl.int64) * BLOCK_O + tl.arange(0, BLOCK_O)",
         "    o_mask = o < n_rows",
-        *decompose("o", ks, {"base": kx}, "k"),
+        *decompose("o", ks, kx, "k"),
     ]
     step = [
         "        r = r0 + tl.arange(0, BLOCK_R)",
-        *decompose("r", rs, {"roff": rx}, "q", indent="        "),
+        *decompose("r", rs, rx, "q", indent="        "),
         "        m = o_mask[:, None] & (r < R)[None, :]",
-        f"        v = {load}",
+        *load,
     ]
     if kind in ("argmax", "argmin"):
         pick, better = ("tl.max", ">") if kind == "argmax" else ("tl.min", "<")
@@ -118,10 +119,9 @@ def emit(ctx: Context, node: Node) -> None:
         body = [f"    acc = tl.full([BLOCK_O, BLOCK_R], {init}, {acc})", "    for r0 in range(0, R, BLOCK_R):",
                 *step, f"        acc = {combine}", f"    res = {final}",
                 "    tl.store(out_ptr + o, _cast_out(res, out_ptr), mask=o_mask)"]
-    kernel = "\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {name} over dims {red}",
+    kernel = "\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {name} over dims {red}{src.what}",
                         *head, *body])
     ctx.kernels.append(kernel)
-    xvar = ctx.tensor(x)
     outputs = val(node) if isinstance(val(node), (list, tuple)) else [val(node)]
     vars_ = []
     for value in outputs:
@@ -130,19 +130,16 @@ def emit(ctx: Context, node: Node) -> None:
         vars_.append(var)
     correction = args.get("correction")
     corr = 1 if kind == "var" and correction is None else (correction or 0)
-    launch = [xvar, *vars_, f"{vars_[0]}.numel()", _prod(xvar, red), ctx.sym(corr)]
-    launch += [f"{xvar}.shape[{d}]" for d in kept] + [f"{xvar}.stride({d})" for d in kept]
-    launch += [f"{xvar}.shape[{d}]" for d in red] + [f"{xvar}.stride({d})" for d in red]
+    launch = [*src.ptr_launch(), *vars_, f"{vars_[0]}.numel()", " * ".join(src.size(d) for d in red) or "1",
+              ctx.sym(corr)]
+    launch += [src.size(d) for d in kept] + src.stride_launch(kept)
+    launch += [src.size(d) for d in red] + src.stride_launch(red)
     launch += [f"BLOCK_O={bo}", f"BLOCK_R={br}", f"num_warps={warps}"]
     ctx.launch(f"{kname}[(max(1, triton.cdiv({vars_[0]}.numel(), {bo})),)]", launch)
     if isinstance(val(node), (list, tuple)):
         ctx.multi[node.name] = vars_
     else:
         ctx.bind(node, vars_[0])
-
-
-def _prod(var: str, dims: list[int]) -> str:
-    return " * ".join(f"{var}.shape[{d}]" for d in dims) or "1"
 
 
 EMITTERS = {name: emit for name in KINDS}

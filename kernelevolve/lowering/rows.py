@@ -14,6 +14,7 @@ from torch.fx import Node
 
 from kernelevolve.lowering.context import Context, compute_type, packet, val
 from kernelevolve.lowering.indexing import decompose, norm_dims, schema_args
+from kernelevolve.lowering.prologue import Source
 
 ACC = "tl.float32"
 
@@ -30,27 +31,26 @@ def _setup(ctx: Context, node: Node, red: list[int], name: str, n_out: int):
     bo = ctx.tunable(f"{tag}_BLOCK_O", ctx.block(n_rows, 1, 8, 32), "rows per program")
     br = ctx.tunable(f"{tag}_BLOCK_R", ctx.block(n_red, 16, 128, 1024), "row elements per step")
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
+    src = Source(ctx, x, kept, red)
     ks, rs = [f"ks{i}" for i in range(len(kept))], [f"rs{i}" for i in range(len(red))]
-    kx, rx = [f"kx{i}" for i in range(len(kept))], [f"rx{i}" for i in range(len(red))]
+    kx, rx = src.stride_params(kept, "b"), src.stride_params(red, "r")
     ky, ry = [f"ky{i}" for i in range(len(kept))], [f"ry{i}" for i in range(len(red))]
-    params = ["x_ptr", "y_ptr", "n_rows", "R", *ks, *kx, *ky, *rs, *rx, *ry]
+    params = [*src.ptr_params(), "y_ptr", "n_rows", "R", *ks, *sum(kx.values(), []), *ky, *rs,
+              *sum(rx.values(), []), *ry]
     head = ["    o = tl.program_id(0).to(tl.int64) * BLOCK_O + tl.arange(0, BLOCK_O)",
-            "    o_mask = o < n_rows", *decompose("o", ks, {"xb": kx, "yb": ky}, "k")]
-    step = ["        r = r0 + tl.arange(0, BLOCK_R)", *decompose("r", rs, {"xr": rx, "yr": ry}, "q", "        "),
+            "    o_mask = o < n_rows", *decompose("o", ks, {**kx, "yb": ky}, "k")]
+    step = ["        r = r0 + tl.arange(0, BLOCK_R)", *decompose("r", rs, {**rx, "yr": ry}, "q", "        "),
             "        m = o_mask[:, None] & (r < R)[None, :]"]
-    xvar = ctx.tensor(x)
     yvar = ctx.fresh("buf")
     out = val(node)[0] if isinstance(val(node), (list, tuple)) else val(node)
     ctx.empty(yvar, node, out)
-    launch = [xvar, yvar, " * ".join(f"{xvar}.shape[{d}]" for d in kept) or "1",
-              " * ".join(f"{xvar}.shape[{d}]" for d in red) or "1"]
-    launch += [f"{xvar}.shape[{d}]" for d in kept] + [f"{xvar}.stride({d})" for d in kept]
-    launch += [f"{yvar}.stride({d})" for d in kept]
-    launch += [f"{xvar}.shape[{d}]" for d in red] + [f"{xvar}.stride({d})" for d in red]
-    launch += [f"{yvar}.stride({d})" for d in red]
+    n_rows = " * ".join(src.size(d) for d in kept) or "1"
+    launch = [*src.ptr_launch(), yvar, n_rows, " * ".join(src.size(d) for d in red) or "1"]
+    launch += [src.size(d) for d in kept] + src.stride_launch(kept) + [f"{yvar}.stride({d})" for d in kept]
+    launch += [src.size(d) for d in red] + src.stride_launch(red) + [f"{yvar}.stride({d})" for d in red]
     consts = [f"BLOCK_O={bo}", f"BLOCK_R={br}", f"num_warps={warps}"]
-    grid = f"{kname}[(max(1, triton.cdiv({launch[2]}, {bo})),)]"
-    return kname, params, head, step, launch, consts, grid, yvar
+    grid = f"{kname}[(max(1, triton.cdiv({n_rows}, {bo})),)]"
+    return kname, params, head, step, launch, consts, grid, yvar, src
 
 
 def emit_softmax(ctx: Context, node: Node) -> None:
@@ -58,16 +58,18 @@ def emit_softmax(ctx: Context, node: Node) -> None:
     x = node.args[0]
     red = norm_dims(args["dim"], val(x).dim())
     log = packet(node) == "_log_softmax"
-    kname, params, head, step, launch, consts, grid, y = _setup(ctx, node, red, "log_softmax" if log else "softmax", 1)
-    load = "tl.load(x_ptr + xb[:, None] + xr[None, :], mask=m, other=float('-inf')).to(tl.float32)"
+    kind = "log_softmax" if log else "softmax"
+    kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, kind, 1)
+    load = src.load("m", "float('-inf')", "tl.float32", "        ")
     write = "v - mx[:, None] - tl.log(s)[:, None]" if log else "tl.exp(v - mx[:, None]) / s[:, None]"
     body = ["    mx = tl.full([BLOCK_O], float('-inf'), tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
-            f"        v = {load}", "        mx = tl.maximum(mx, tl.max(v, axis=1))",
+            *load, "        mx = tl.maximum(mx, tl.max(v, axis=1))",
             "    s = tl.zeros([BLOCK_O], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
-            f"        v = {load}", "        s += tl.sum(tl.where(m, tl.exp(v - mx[:, None]), 0.0), axis=1)",
-            "    for r0 in range(0, R, BLOCK_R):", *step, f"        v = {load}", f"        out = {write}",
+            *load, "        s += tl.sum(tl.where(m, tl.exp(v - mx[:, None]), 0.0), axis=1)",
+            "    for r0 in range(0, R, BLOCK_R):", *step, *load, f"        out = {write}",
             "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(out, y_ptr), mask=m)"]
-    _finish(ctx, node, kname, params, head, body, launch, consts, grid, y, f"{packet(node)} over dims {red}")
+    _finish(ctx, node, kname, params, head, body, launch, consts, grid, y,
+            f"{packet(node)} over dims {red}{src.what}")
 
 
 def emit_layer_norm(ctx: Context, node: Node) -> None:
@@ -75,7 +77,7 @@ def emit_layer_norm(ctx: Context, node: Node) -> None:
     x = node.args[0]
     r = val(x).dim()
     red = list(range(r - len(args["normalized_shape"]), r))
-    kname, params, head, step, launch, consts, grid, y = _setup(ctx, node, red, "layer_norm", 3)
+    kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, "layer_norm", 3)
     weight, bias = args.get("weight"), args.get("bias")
     users = {u.args[1] for u in node.users}
     params += ["w_ptr", "b_ptr", "mean_ptr", "rstd_ptr", "eps", "HAS_W: tl.constexpr", "HAS_B: tl.constexpr",
@@ -88,14 +90,14 @@ def emit_layer_norm(ctx: Context, node: Node) -> None:
     launch += [ctx.tensor(weight) if weight is not None else y, ctx.tensor(bias) if bias is not None else y,
                mean_var, rstd_var, ctx.sym(args["eps"]), f"HAS_W={weight is not None}",
                f"HAS_B={bias is not None}", f"STATS={stats}"]
-    load = "tl.load(x_ptr + xb[:, None] + xr[None, :], mask=m, other=0).to(tl.float32)"
+    load = src.load("m", "0.0", "tl.float32", "        ")
     body = ["    acc = tl.zeros([BLOCK_O, BLOCK_R], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
-            f"        acc += {load}", "    mean = tl.sum(acc, axis=1) / R",
+            *load, "        acc += v", "    mean = tl.sum(acc, axis=1) / R",
             "    acc = tl.zeros([BLOCK_O, BLOCK_R], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
-            f"        d = tl.where(m, {load} - mean[:, None], 0.0)", "        acc += d * d",
+            *load, "        d = tl.where(m, v - mean[:, None], 0.0)", "        acc += d * d",
             "    rstd = 1.0 / tl.sqrt_rn(tl.sum(acc, axis=1) / R + eps)",
             "    for r0 in range(0, R, BLOCK_R):", *step,
-            f"        out = ({load} - mean[:, None]) * rstd[:, None]",
+            *load, "        out = (v - mean[:, None]) * rstd[:, None]",
             "        if HAS_W:",
             "            out = out * tl.load(w_ptr + r, mask=r < R, other=0).to(tl.float32)[None, :]",
             "        if HAS_B:",
@@ -103,7 +105,7 @@ def emit_layer_norm(ctx: Context, node: Node) -> None:
             "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(out, y_ptr), mask=m)",
             "    if STATS:", "        tl.store(mean_ptr + o, _cast_out(mean, mean_ptr), mask=o_mask)",
             "        tl.store(rstd_ptr + o, _cast_out(rstd, rstd_ptr), mask=o_mask)"]
-    _finish(ctx, node, kname, params, head, body, launch, consts, grid, y, f"layer norm over dims {red}")
+    _finish(ctx, node, kname, params, head, body, launch, consts, grid, y, f"layer norm over dims {red}{src.what}")
     ctx.multi[node.name] = [y, mean_var, rstd_var]
 
 
@@ -112,17 +114,18 @@ def emit_scan(ctx: Context, node: Node) -> None:
     x = node.args[0]
     red = norm_dims(args["dim"], val(x).dim())
     prod = packet(node) == "cumprod"
-    kname, params, head, step, launch, consts, grid, y = _setup(ctx, node, red, packet(node), 1)
+    kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, packet(node), 1)
     acc = compute_type(val(node).dtype)
     init = "1" if prod else "0"
     body = [f"    carry = tl.full([BLOCK_O], {init}, {acc})", "    for r0 in range(0, R, BLOCK_R):", *step,
-            f"        v = tl.load(x_ptr + xb[:, None] + xr[None, :], mask=m, other={init}).to({acc})",
+            *src.load("m", init, acc, "        "),
             ("        c = tl.cumprod(v, axis=1) * carry[:, None]" if prod else
              "        c = tl.cumsum(v, axis=1) + carry[:, None]"),
             "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(c, y_ptr), mask=m)",
             ("        carry = carry * tl.reduce(v, 1, _mul_combine)" if prod else
              "        carry = carry + tl.sum(v, axis=1)")]
-    _finish(ctx, node, kname, params, head, body, launch, consts, grid, y, f"{packet(node)} along dims {red}")
+    _finish(ctx, node, kname, params, head, body, launch, consts, grid, y,
+            f"{packet(node)} along dims {red}{src.what}")
 
 
 def _finish(ctx: Context, node: Node, kname: str, params: list[str], head: list[str], body: list[str],
