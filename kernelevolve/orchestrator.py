@@ -175,10 +175,11 @@ class RunDriver:
         if second is not None:
             context.second_parent, context.second_parent_source = second, self.objects.get_text(second.path_ref)
         exp = Expansion(self, index, parent)
+        context.spec_source = self.spec_text  # the offline operator lowers it when the op has no samples
         if getattr(self.operator, "wants_memory", False):  # read DuckDB here, on the orchestrator thread
             context.memory = exp.memory = gather(self.store, self.objects, self.run.run_id, parent,
                                                  context.parent_result)
-            context.spec_source, context.vendor = self.spec_text, self.vendor
+            context.vendor = self.vendor
         self.view.pending[index] = parent
         exp.task = GenerationTask(self.operator, parent, context)
         return exp, exp.task

@@ -60,6 +60,8 @@ def test_agentic_search_on_a_simulated_target(ke, tmp_path: Path) -> None:
 
     prompts = user_prompts(server)
     assert len(prompts) == 3
+    draft = prompts[0]  # the draft starts from the offline lowering of the reference ("make it faster")
+    assert "Here is a correct kernel" in draft and "Template lowering of swish" in draft
     expand = prompts[-1]  # an expansion of a correct, simulated (so roofline-classified) parent
     parent = meta.get_node(summary["run_id"], nodes[-1].parent_id)
     parent_source = ObjectStore(str(state / "artifacts")).get_text(parent.path_ref)

@@ -80,6 +80,7 @@ class LLMOperator:
         self._interpreter: Any = None
         self._interpreter_lock = threading.Lock()
         self._docs: list[Document] | None = None
+        self._lowered: str | None = None
 
     @property
     def docs(self) -> list[Document]:
@@ -104,6 +105,19 @@ class LLMOperator:
             return "ok: runs correctly on the CPU interpreter (small test inputs; not timed)"
         return f"CPU interpreter: {result.status}: {result.reason}"
 
+    def lowered(self, context: ProposalContext) -> str | None:
+        """The offline template lowering of the reference, the draft's starting point ("here is a correct
+        kernel; make it faster"); None where the lowering does not cover the reference. Computed once."""
+        if self._lowered is None:
+            from kernelevolve.lowering import LoweringError, lower_spec_text
+
+            try:
+                spec = context.spec_source
+                self._lowered = lower_spec_text(context.op, spec, context.target) if spec else ""
+            except LoweringError:
+                self._lowered = ""
+        return self._lowered or None
+
     def propose(self, parent: Node | None, context: ProposalContext) -> list[Proposal]:
         memory = context.memory
         phase = phase_of(memory, parent is not None)
@@ -112,10 +126,11 @@ class LLMOperator:
                                        context.parent_result.reason if context.parent_result else ""]))
         knowledge = rank(chosen, query, self.knowledge_k)
         transcript = Transcript(system_prompt(self.kb_root))
+        lowered = self.lowered(context) if parent is None else None
         transcript.messages.append({"role": "user", "content": task_prompt(
             context.op, context.target, context.spec_source, context.parent_source, phase, memory, knowledge,
-            second_parent_source=context.second_parent_source)})
-        workspace = Workspace(context.spec_source, context.parent_source, self.kb_root, context.target,
+            second_parent_source=context.second_parent_source, lowered_source=lowered)})
+        workspace = Workspace(context.spec_source, context.parent_source or lowered, self.kb_root, context.target,
                               context.vendor, self.interpret, self.docs, self.code_roots)
         tokens_in = tokens_out = 0
         final_text = ""

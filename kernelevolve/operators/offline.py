@@ -29,9 +29,10 @@ class OfflineOperator:
     def __init__(self, samples: list[CodeSample] | None = None) -> None:
         self._samples = samples
 
-    def samples(self, op: str) -> list[CodeSample]:
+    def samples(self, op: str, spec_source: str = "", target: str = "") -> list[CodeSample]:
+        """The op's knowledge-base samples; without any, the template lowering of the spec's reference."""
         if self._samples is None:
-            self._samples = code_samples(op)
+            self._samples = code_samples(op) or lowered_samples(op, spec_source, target)
         if not self._samples:
             raise OperatorError(
                 f"the offline operator has no seed kernel for op '{op}': add one to knowledge_base/code_samples/ "
@@ -62,7 +63,7 @@ class OfflineOperator:
         return [proposal]
 
     def _draft(self, context: ProposalContext) -> Proposal:
-        samples = self.samples(context.op)
+        samples = self.samples(context.op, context.spec_source, context.target)
         sample = samples[context.draft_index % len(samples)]
         meta = {"kind": "draft", "sample": sample.path.name, "title": sample.title}
         if source_hash(sample.source) not in context.seen_hashes:
@@ -99,6 +100,23 @@ class OfflineOperator:
                 described = {t.name: [t.value, v] for t, v in changes.items()}
                 return Proposal(child, {"kind": "mutate", "changes": described})
         return None
+
+
+def lowered_samples(op: str, spec_source: str, target: str = "") -> list[CodeSample]:
+    """The reference lowered to Triton offline (kernelevolve.lowering); [] when there is no spec text.
+
+    A reference the lowering cannot handle stops the run with one line naming the op that has no lowering."""
+    if not spec_source.strip():
+        return []
+    from pathlib import Path
+
+    from kernelevolve.lowering import LoweringError, lower_spec_text
+
+    try:
+        source = lower_spec_text(op, spec_source, target)
+    except LoweringError as exc:
+        raise OperatorError(f"offline lowering of '{op}' failed: {exc}") from None
+    return [CodeSample(Path(f"lowered_{op}.py"), op, "template lowering of the reference", source)]
 
 
 def restructure(source: str, rng: random.Random, seen: set[str]) -> Proposal | None:

@@ -60,12 +60,16 @@ def system_prompt(kb_root: Path) -> str:
 
 def task_prompt(op: str, target: str, spec_source: str, parent_source: str | None, phase: Phase,
                 memory: RunMemory | None, knowledge: list[Passage], budget_tokens: int = 6000,
-                second_parent_source: str | None = None) -> str:
+                second_parent_source: str | None = None, lowered_source: str | None = None) -> str:
     goal = {"draft": "Write a first correct, reasonably fast candidate.",
             "debug": f"The parent failed ({phase.state}). Fix it with the smallest change that makes it correct.",
             "optimize": f"The parent is correct and {phase.state}. Make it faster; keep it correct."}[phase.name]
     parts = [f"# Task\nOperator `{op}` on target `{target}`. Phase: {phase.name}. {goal}",
              f"# Reference (spec.py)\n```python\n{spec_source.strip()}\n```"]
+    if lowered_source is not None and parent_source is None:
+        parts.append("# A correct kernel (candidate.py starts as this copy)\nHere is a correct kernel, lowered offline "
+                     "from the reference by template (kernelevolve.lowering); make it faster and keep it correct."
+                     f"\n```python\n{lowered_source.strip()}\n```")
     if parent_source is not None:
         parts.append(f"# Parent candidate (parent.py; candidate.py starts as a copy)\n```python\n"
                      f"{parent_source.strip()}\n```")

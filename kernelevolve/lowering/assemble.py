@@ -1,0 +1,95 @@
+"""Writing one lowered candidate: front matter, tunables, helpers, kernels and ``class TritonModel``."""
+
+from __future__ import annotations
+
+import textwrap
+
+from kernelevolve.aten.lowering import _wrap_code
+from kernelevolve.aten.lowering.mathlib import helpers_for
+from kernelevolve.lowering import runtime
+from kernelevolve.lowering.context import Context
+
+
+def _state_table(ctx: Context) -> str:
+    """``_STATE``: the reference's parameter and buffer shapes under each known constructor-args tuple."""
+    if not ctx.traced.state:
+        return ""
+    rows = []
+    for key, shapes in ctx.traced.state_shapes.items():
+        entries = "".join(f"        {name!r}: ({shape!r}, {dtype}, {param}),\n"
+                          for name, (shape, dtype, param) in shapes.items())
+        rows.append(f"    {key!r}: {{\n{entries}    }},")
+    return ("# parameter/buffer name -> (shape, dtype, is parameter) for each constructor-args tuple the spec uses\n"
+            f"_STATE = {{\n{chr(10).join(rows)}\n}}\n_TRACED_ARGS = {ctx.traced.init_key!r}")
+
+
+def _init_lines(ctx: Context) -> list[str]:
+    lines = []
+    if ctx.traced.state:
+        lines += ["for name, (shape, dtype, parameter) in _STATE.get(repr(args), _STATE[_TRACED_ARGS]).items():",
+                  "    _register(self, name, shape, dtype, parameter)"]
+    for name, value in ctx.traced.constants.items():
+        if value.numel() > 4096:
+            from kernelevolve.lowering.errors import LoweringError
+
+            raise LoweringError(f"a tensor constant of {value.numel()} elements is too large to embed")
+        data = value.detach().cpu().flatten().tolist()
+        lines.append(f"self.register_buffer({('const_' + name)!r}, torch.tensor({data!r}, dtype={value.dtype})"
+                     f".reshape({tuple(value.shape)!r}))")
+    return lines
+
+
+def assemble(ctx: Context, op: str, summary: str) -> str:
+    forward_args = ", ".join(["self", *(ctx.traced.arg_names or ctx.traced.user_inputs)])
+    init = _init_lines(ctx)
+    init_body = "\n".join(f"        {line}" for line in ["super().__init__()", *init])
+    forward = "\n".join(f"        {line}" if line else "" for line in ctx.forward)
+    kernels = "\n\n\n".join(k.strip("\n") for k in ctx.kernels)
+    host_text = forward + init_body + kernels
+    used = runtime.helpers_used(host_text)
+    if "_copy_kernel" in used:
+        ctx.tunables.append(("COPY_BLOCK", 1024, "elements per program of the strided copy"))
+    helper_text = "\n\n\n".join(runtime.HELPERS[h].strip("\n") for h in used)
+    device_helpers = helpers_for(kernels + helper_text)
+    tunables = "\n".join(f"{name} = {value}  # {comment}" for name, value, comment in ctx.tunables)
+    sections = [s for s in (_state_table(ctx), helper_text, device_helpers.strip("\n"), kernels) if s.strip()]
+    body = "\n\n\n".join(sections)
+    explanation = textwrap.fill(
+        f"Lowered offline from the PyTorch reference by kernelevolve.lowering: the reference was traced with "
+        f"torch.export into core ATen ops and each op lowered by its template family ({summary}). Sizes are "
+        "symbolic: kernels take sizes and strides at launch and forward computes every shape from the inputs, "
+        "so one candidate serves every case. The module-level tunables are the offline search's knobs; every "
+        "kernel masks every dimension, so any power-of-two value stays correct.", 110, break_long_words=False)
+    source = f'''"""
+---
+op: {op}
+title: Template lowering of {op} ({len(ctx.kernels)} kernels)
+hardware: [any]
+tags: [lowering, generated]
+---
+{explanation}
+"""
+
+import math
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+{tunables}
+
+
+{body}
+
+
+class TritonModel(nn.Module):
+    def __init__(self, *args, **kwargs):
+{init_body}
+
+    def forward({forward_args}):
+{forward}
+'''
+    if "math." not in source.split("import triton.language as tl", 1)[1]:
+        source = source.replace("import math\n\n", "", 1)
+    return _wrap_code(source)

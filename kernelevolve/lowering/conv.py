@@ -1,0 +1,125 @@
+"""Convolution template (1d/2d/3d, strided, padded, dilated, grouped, transposed): implicit GEMM.
+
+Rows of the GEMM are output positions (batch x spatial), columns the output channels of one group, and the
+reduction runs over (input channel of the group, kernel offset). Each BLOCK_K step gathers the input tile
+straight from x (positions outside the input are the zero padding; for a transposed conv, offsets that
+do not land on a stride multiple contribute nothing) and multiplies it with the weight tile by tl.dot in
+fp32. Bias and any fused pointwise chain are applied to the tile before the one store.
+"""
+
+from __future__ import annotations
+
+import math
+
+from torch.fx import Node
+
+from kernelevolve.lowering import epilogue
+from kernelevolve.lowering.context import Context, packet, val
+from kernelevolve.lowering.errors import LoweringError
+from kernelevolve.lowering.indexing import schema_args
+
+
+def emit(ctx: Context, node: Node) -> None:
+    args = schema_args(node)
+    x, w, bias = args["input"], args["weight"], args.get("bias")
+    stride, padding, dilation = list(args["stride"]), list(args["padding"]), list(args["dilation"])
+    transposed, groups = bool(args["transposed"]), args["groups"]
+    s = len(stride)
+    if not all(isinstance(v, int) for v in stride + padding + dilation + [groups]):
+        raise LoweringError("no Triton lowering for aten.convolution.default with symbolic stride/padding/groups")
+    kname = ctx.fresh("_conv")
+    tag = kname.lstrip("_").upper()
+    wv_shape = val(w).shape
+    cog_hint = ctx.hint(wv_shape[1]) if transposed else ctx.hint(wv_shape[0]) // groups
+    ktot_hint = (ctx.hint(wv_shape[0]) // groups if transposed else ctx.hint(wv_shape[1])) * math.prod(
+        ctx.hint(k) for k in wv_shape[2:])
+    out_v = val(node)
+    m_hint = ctx.hint(out_v.shape[0]) * math.prod(ctx.hint(o) for o in out_v.shape[2:])
+    bm = ctx.tunable(f"{tag}_BLOCK_M", ctx.block(m_hint, 16, 64, 256), "output positions per program; >= 16")
+    bn = ctx.tunable(f"{tag}_BLOCK_N", ctx.block(cog_hint, 16, 64), "output channels per program; >= 16")
+    bk = ctx.tunable(f"{tag}_BLOCK_K", ctx.block(ktot_hint, 16, 32, 64), "reduction step over (channel, "
+                     "kernel offset); a power of two >= 16")
+    warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
+    sp = range(s)
+    out = ctx.fresh("buf")
+    found = epilogue.find(ctx, node)
+    group = found[0] if found else None
+    ctx.empty(out, group.root if group else node)
+    index = ["nb[:, None]", "co[None, :]"] + [f"o{d}[:, None]" for d in sp]
+    epi = epilogue.build(ctx, group, node, index, "cmask", "[BLOCK_M, BLOCK_N]", out) if group else None
+    params = ["x_ptr", "w_ptr", "b_ptr", "y_ptr", "M", "KTOT", "CIG", "COG"]
+    params += [f"I{d}" for d in sp] + [f"O{d}" for d in sp] + [f"K{d}" for d in sp]
+    params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["swo", "swi"] + [f"sw{d}" for d in sp]
+    params += ["syn", "syc"] + [f"sy{d}" for d in sp]
+    params += (epi.params if epi else []) + ["HAS_BIAS: tl.constexpr", "F32_DOT: tl.constexpr", "BLOCK_M: tl.constexpr",
+                                             "BLOCK_N: tl.constexpr", "BLOCK_K: tl.constexpr"]
+    lines = ["    g = tl.program_id(2).to(tl.int64)",
+             "    rm = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)",
+             "    rn = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)",
+             "    m_mask = rm < M", "    n_mask = rn < COG", "    co = g * COG + rn", "    rem = rm"]
+    for d in reversed(sp):
+        lines += [f"    o{d} = rem % O{d}", f"    rem = rem // O{d}"]
+    lines += ["    nb = rem", "    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
+              "    for k0 in range(0, KTOT, BLOCK_K):", "        rk = k0 + tl.arange(0, BLOCK_K)",
+              "        k_mask = rk < KTOT", "        krem = rk"]
+    for d in reversed(sp):
+        lines += [f"        kk{d} = krem % K{d}", f"        krem = krem // K{d}"]
+    lines += ["        ci = krem", "        valid = m_mask[:, None] & k_mask[None, :]",
+              "        x_off = nb[:, None] * sxn + (g * CIG + ci)[None, :] * sxc"]
+    for d in sp:
+        if transposed:
+            lines += [f"        t{d} = o{d}[:, None] + {padding[d]} - kk{d}[None, :] * {dilation[d]}",
+                      f"        i{d} = t{d} // {stride[d]}",
+                      f"        valid = valid & (t{d} >= 0) & (t{d} % {stride[d]} == 0) & (i{d} < I{d})"]
+        else:
+            lines += [f"        i{d} = o{d}[:, None] * {stride[d]} - {padding[d]} + kk{d}[None, :] * {dilation[d]}",
+                      f"        valid = valid & (i{d} >= 0) & (i{d} < I{d})"]
+        lines.append(f"        x_off += i{d} * sx{d}")
+    if transposed:  # weight [C_in, C_out / groups, k...]
+        w_off = "(g * CIG + ci)[:, None] * swo + rn[None, :] * swi"
+    else:  # weight [C_out, C_in / groups, k...]
+        w_off = "co[None, :] * swo + ci[:, None] * swi"
+    w_off += "".join(f" + kk{d}[:, None] * sw{d}" for d in sp)
+    lines += ["        a = tl.load(x_ptr + x_off, mask=valid, other=0.0)",
+              f"        b = tl.load(w_ptr + {w_off}, mask=k_mask[:, None] & n_mask[None, :], other=0.0)",
+              "        if F32_DOT:  # bf16 operands: dot in fp32 (Triton's CPU interpreter has no bf16 matmul)",
+              "            a = a.to(tl.float32)",
+              "        acc = tl.dot(a, b.to(a.dtype), acc, input_precision=\"ieee\")",
+              "    cmask = m_mask[:, None] & n_mask[None, :]",
+              "    if HAS_BIAS:",
+              "        acc += tl.load(b_ptr + co, mask=n_mask, other=0.0).to(tl.float32)[None, :]"]
+    lines += [f"    {line}" for line in epi.lines] if epi else []
+    y_off = "nb[:, None] * syn + co[None, :] * syc" + "".join(f" + o{d}[:, None] * sy{d}" for d in sp)
+    result = epi.result if epi else "acc"
+    lines.append(f"    tl.store(y_ptr + {y_off}, _cast_out({result}, y_ptr), mask=cmask)")
+    what = (f"{'transposed ' if transposed else ''}conv{s}d stride={stride} padding={padding} dilation={dilation} "
+            f"groups={groups}")
+    if group:
+        what += " + fused " + ", ".join(sorted({packet(m) for m in group.members}))
+    ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {what}", *lines]))
+    xv, wv = ctx.tensor(x), ctx.tensor(w)
+    if epi:
+        for line in epi.host:
+            ctx.line(line)
+    spatial = " * ".join(f"{out}.shape[{2 + d}]" for d in sp)
+    cig = f"{xv}.shape[1] // {groups}"
+    cog = f"{out}.shape[1] // {groups}"
+    ktot = f"{cig} * " + " * ".join(f"{wv}.shape[{2 + d}]" for d in sp)
+    launch = [xv, wv, ctx.tensor(bias) if bias is not None else out, out, f"{xv}.shape[0] * {spatial}", ktot,
+              cig, cog]
+    launch += [f"{xv}.shape[{2 + d}]" for d in sp] + [f"{out}.shape[{2 + d}]" for d in sp]
+    launch += [f"{wv}.shape[{2 + d}]" for d in sp]
+    launch += [f"{xv}.stride({d})" for d in range(2 + s)] + [f"{wv}.stride({d})" for d in range(2 + s)]
+    launch += [f"{out}.stride({d})" for d in range(2 + s)] + (epi.launch if epi else [])
+    launch += [f"HAS_BIAS={bias is not None}", f"F32_DOT={xv}.dtype == torch.bfloat16",
+               f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}",
+               f"num_warps={warps}"]
+    grid = f"(max(1, triton.cdiv({launch[4]}, {bm})), max(1, triton.cdiv({cog}, {bn})), {groups})"
+    ctx.launch(f"{kname}[{grid}]", launch)
+    if group:
+        ctx.done.add(group.root.name)
+        ctx.bind(group.root, out)
+    ctx.bind(node, out)
+
+
+EMITTERS = {"convolution": emit}

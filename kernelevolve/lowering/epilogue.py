@@ -1,0 +1,94 @@
+"""Epilogue fusion: the pointwise chain that consumes a matmul/conv/pool output runs inside that kernel.
+
+When a template's output has a single pointwise user whose group (``pointwise.collect``) ends in a value
+of the template's own shape, and every other input of the group is already computed, the group's
+expression is evaluated on the template's fp32 tile before the one store: bias adds, activations,
+residual adds and scales cost no extra pass over memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from torch.fx import Node
+
+from kernelevolve.lowering import pointwise
+from kernelevolve.lowering.context import Context, compute_type, packet, val
+
+
+@dataclass
+class Epilogue:
+    group: pointwise.Group
+    anchor: Node
+    params: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # loads and expressions, unindented
+    result: str = "acc"
+    launch: list[str] = field(default_factory=list)
+    host: list[str] = field(default_factory=list)  # forward lines before the launch (expanded views)
+
+
+RESHAPES = {"view", "_unsafe_view", "reshape"}
+
+
+def find(ctx: Context, node: Node, through_views: bool = False) -> tuple[pointwise.Group, Node] | None:
+    """The pointwise group to fuse into ``node``'s kernel and the node the group reads the tile as (``node``
+    itself, or with ``through_views`` a reshape of it: a linear on a 3-d input is an mm between views)."""
+    inline = ctx.inline
+    anchor = node
+    while through_views and len(anchor.users) == 1 and packet(next(iter(anchor.users))) in RESHAPES:
+        anchor = next(iter(anchor.users))
+    users = list(anchor.users)
+    if len(users) != 1 or not pointwise.is_pointwise(users[0]):
+        return None
+    root = users[0]
+    while root.name in inline:
+        root = next(iter(root.users))
+    group = pointwise.collect(root, inline)
+    if tuple(val(root).shape) != tuple(val(anchor).shape) or group.externals.count(anchor) != 1:
+        return None
+    if anchor is not node and not _viewable(group, anchor, node):
+        return None
+    if any(e is not anchor and e.name not in ctx.env for e in group.externals):
+        return None  # an input of the chain is computed later
+    return group, anchor
+
+
+def _viewable(group: pointwise.Group, anchor: Node, node: Node) -> bool:
+    """Every other input of the chain, expanded to the chain's shape, reshapes to the tile's shape as a view
+    (checked on the traced strides): the epilogue then reads it at the tile's indices."""
+    for ext in group.externals:
+        if ext is anchor:
+            continue
+        try:
+            val(ext).expand(val(anchor).shape).view(val(node).shape)
+        except Exception:  # noqa: BLE001 - not a view: no fusion
+            return False
+    return True
+
+
+def build(ctx: Context, group: pointwise.Group, anchor: Node, index: list[str], mask: str, block_shape: str,
+          out_var: str, tile_shape: str | None = None) -> Epilogue:
+    """Kernel text evaluating ``group`` on the tile ``acc`` (the anchor's value) at the tile's ``index``
+    expressions (one per tile dim); ``tile_shape``: the host shape the tile has when the group reads it
+    through a reshape."""
+    epi = Epilogue(group, anchor)
+    names = {anchor.name: "acc"}
+    rank = len(index)
+    for j, ext in enumerate(e for e in group.externals if e is not anchor):
+        ct = compute_type(val(ext).dtype)
+        epi.params += [f"ep{j}_ptr"] + [f"ep{j}_st{d}" for d in range(rank)]
+        addr = " + ".join(f"{index[d]} * ep{j}_st{d}" for d in range(rank)) or "0"
+        epi.lines.append(f"ep{j} = tl.load(ep{j}_ptr + {addr}, mask={mask}, other=0).to({ct})")
+        names[ext.name] = f"ep{j}"
+        view = f"ev{j}"
+        reshaped = f".view({tile_shape})" if tile_shape else ""
+        epi.host.append(f"{view} = {ctx.tensor(ext)}.expand({out_var}.shape){reshaped}")
+        epi.launch += [ctx.tensor(ext)] + [f"{view}.stride({d})" for d in range(rank)]
+    for j, s in enumerate(group.scalars):
+        epi.params.append(f"esc{j}")
+        epi.launch.append(ctx.sym(s))
+        names[s.name] = f"esc{j}"
+    lines, result = pointwise.body(group, names, block_shape)
+    epi.lines += lines
+    epi.result = result
+    return epi

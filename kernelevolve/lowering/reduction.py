@@ -1,0 +1,145 @@
+"""Reductions over any set of dims: sum, mean, prod, amax/amin, var, argmax/argmin, max/min.dim, any/all.
+
+One program reduces BLOCK_O output elements, walking the reduced elements BLOCK_R at a time into a
+[BLOCK_O, BLOCK_R] accumulator (reduced across its columns once at the end). Rows and columns are
+decomposed over the kept and reduced dims with the input's strides, so any dims of any layout reduce in
+place; the output is contiguous with the kept dims in order, so its offset is the row index itself.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch.fx import Node
+
+from kernelevolve.lowering.context import Context, compute_type, packet, val
+from kernelevolve.lowering.indexing import decompose, norm_dims, schema_args
+from kernelevolve.lowering.prologue import Source
+
+KINDS = {"sum": "sum", "mean": "mean", "prod": "prod", "amax": "max", "amin": "min", "var": "var",
+         "argmax": "argmax", "argmin": "argmin", "max": "max", "min": "min", "any": "any", "all": "all"}
+
+
+def _acc_type(kind: str, dtype: torch.dtype) -> str:
+    if dtype.is_floating_point:
+        return "tl.float64" if dtype == torch.float64 else "tl.float32"
+    if kind in ("sum", "prod", "mean"):
+        return "tl.int64"
+    if kind in ("any", "all"):
+        return "tl.int32"
+    return compute_type(dtype)
+
+
+def _extreme(kind: str, dtype: torch.dtype) -> str:
+    low = kind in ("max", "argmax")
+    if dtype.is_floating_point:
+        return "float('-inf')" if low else "float('inf')"
+    if dtype == torch.bool:
+        return "0" if low else "1"
+    info = torch.iinfo(dtype)
+    return str(info.min if low else info.max)
+
+
+def emit(ctx: Context, node: Node) -> None:
+    name = packet(node)
+    kind = KINDS[name]
+    args = schema_args(node)
+    x = args.get("self", node.args[0])
+    xv = val(x)
+    r = xv.dim()
+    dims_arg = args.get("dim")
+    indexed = name in ("argmax", "argmin") or (name in ("max", "min") and dims_arg is not None)
+    if name in ("max", "min") and dims_arg is None:
+        kind = name  # max.default: all elements
+    if kind in ("argmax",) or (indexed and name == "max"):
+        kind = "argmax"
+    elif kind == "argmin" or (indexed and name == "min"):
+        kind = "argmin"
+    red = norm_dims(dims_arg if not isinstance(dims_arg, (list, tuple)) or dims_arg else None, r)
+    kept = [d for d in range(r) if d not in red]
+    acc = _acc_type(kind, xv.dtype)
+    kname = ctx.fresh("_reduce")
+    tag = kname.lstrip("_").upper()
+    n_red = math.prod(ctx.hint(xv.shape[d]) for d in red)
+    n_out = math.prod(ctx.hint(xv.shape[d]) for d in kept)
+    bo = ctx.tunable(f"{tag}_BLOCK_O", ctx.block(n_out, 1, 16, 64), "output elements per program")
+    br = ctx.tunable(f"{tag}_BLOCK_R", ctx.block(n_red, 16, 128, 1024), "reduced elements per step")
+    warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
+    src = Source(ctx, x, kept, red)
+    ks = [f"ks{i}" for i in range(len(kept))]
+    rs = [f"rs{i}" for i in range(len(red))]
+    kx, rx = src.stride_params(kept, "b"), src.stride_params(red, "r")
+    outs = ["out_ptr"] + (["idx_ptr"] if indexed and name in ("max", "min") else [])
+    params = [*src.ptr_params(), *outs, "n_rows", "R", "correction", *ks, *sum(kx.values(), []), *rs,
+              *sum(rx.values(), []), "BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr"]
+    init = {"sum": "0", "mean": "0", "var": "0", "prod": "1", "any": "0", "all": "1"}.get(kind) or \
+        _extreme(kind, xv.dtype)
+    load = src.load("m", init, acc if kind not in ("any", "all") else compute_type(xv.dtype), "        ")
+    if kind in ("any", "all"):
+        load.append("        v = (v != 0).to(tl.int32)")
+    head = [
+        "    o = tl.program_id(0).to(tl.int64) * BLOCK_O + tl.arange(0, BLOCK_O)",
+        "    o_mask = o < n_rows",
+        *decompose("o", ks, kx, "k"),
+    ]
+    step = [
+        "        r = r0 + tl.arange(0, BLOCK_R)",
+        *decompose("r", rs, rx, "q", indent="        "),
+        "        m = o_mask[:, None] & (r < R)[None, :]",
+        *load,
+    ]
+    if kind in ("argmax", "argmin"):
+        pick, better = ("tl.max", ">") if kind == "argmax" else ("tl.min", "<")
+        arg = "tl.argmax" if kind == "argmax" else "tl.argmin"
+        body = [f"    best = tl.full([BLOCK_O], {init}, {acc})", "    best_i = tl.zeros([BLOCK_O], tl.int64)",
+                "    for r0 in range(0, R, BLOCK_R):", *step,
+                f"        cm = {pick}(v, axis=1)", f"        ci = {arg}(v, axis=1).to(tl.int64) + r0",
+                f"        upd = cm {better} best", "        best = tl.where(upd, cm, best)",
+                "        best_i = tl.where(upd, ci, best_i)"]
+        if name in ("max", "min"):
+            body += ["    tl.store(out_ptr + o, _cast_out(best, out_ptr), mask=o_mask)",
+                     "    tl.store(idx_ptr + o, best_i, mask=o_mask)"]
+        else:
+            body += ["    tl.store(out_ptr + o, best_i, mask=o_mask)"]
+    elif kind == "var":
+        body = [f"    acc = tl.zeros([BLOCK_O, BLOCK_R], {acc})", "    for r0 in range(0, R, BLOCK_R):", *step,
+                "        acc += v", "    mean = tl.sum(acc, axis=1) / R",
+                f"    acc = tl.zeros([BLOCK_O, BLOCK_R], {acc})", "    for r0 in range(0, R, BLOCK_R):", *step,
+                "        d = tl.where(m, v - mean[:, None], 0.0)", "        acc += d * d",
+                "    res = tl.sum(acc, axis=1) / (R - correction)",
+                "    tl.store(out_ptr + o, _cast_out(res, out_ptr), mask=o_mask)"]
+    else:
+        combine = {"sum": "acc + v", "mean": "acc + v", "prod": "acc * v", "max": "tl.maximum(acc, v)",
+                   "min": "tl.minimum(acc, v)", "any": "tl.maximum(acc, v)", "all": "tl.minimum(acc, v)"}[kind]
+        final = {"sum": "tl.sum(acc, axis=1)", "mean": "tl.sum(acc, axis=1) / R",
+                 "prod": "tl.reduce(acc, 1, _mul_combine)", "max": "tl.max(acc, axis=1)",
+                 "min": "tl.min(acc, axis=1)", "any": "tl.max(acc, axis=1) != 0",
+                 "all": "tl.min(acc, axis=1) != 0"}[kind]
+        body = [f"    acc = tl.full([BLOCK_O, BLOCK_R], {init}, {acc})", "    for r0 in range(0, R, BLOCK_R):",
+                *step, f"        acc = {combine}", f"    res = {final}",
+                "    tl.store(out_ptr + o, _cast_out(res, out_ptr), mask=o_mask)"]
+    kernel = "\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {name} over dims {red}{src.what}",
+                        *head, *body])
+    ctx.kernels.append(kernel)
+    outputs = val(node) if isinstance(val(node), (list, tuple)) else [val(node)]
+    vars_ = []
+    for value in outputs:
+        var = ctx.fresh("buf")
+        ctx.empty(var, node, value)
+        vars_.append(var)
+    correction = args.get("correction")
+    corr = 1 if kind == "var" and correction is None else (correction or 0)
+    launch = [*src.ptr_launch(), *vars_, f"{vars_[0]}.numel()", " * ".join(src.size(d) for d in red) or "1",
+              ctx.sym(corr)]
+    launch += [src.size(d) for d in kept] + src.stride_launch(kept)
+    launch += [src.size(d) for d in red] + src.stride_launch(red)
+    launch += [f"BLOCK_O={bo}", f"BLOCK_R={br}", f"num_warps={warps}"]
+    ctx.launch(f"{kname}[(max(1, triton.cdiv({vars_[0]}.numel(), {bo})),)]", launch)
+    if isinstance(val(node), (list, tuple)):
+        ctx.multi[node.name] = vars_
+    else:
+        ctx.bind(node, vars_[0])
+
+
+EMITTERS = {name: emit for name in KINDS}

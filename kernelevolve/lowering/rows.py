@@ -1,0 +1,141 @@
+"""Row ops: softmax, log_softmax, layer norm and scans (cumsum/cumprod), each row read in place.
+
+A row is the set of elements that differ only along the op's dims (the softmax dim, the normalized
+trailing dims, the scan dim). One program handles BLOCK_O rows and walks each row BLOCK_R elements at a
+time: softmax in three passes (max, sum of exponentials, write), layer norm in three (mean, variance,
+write), scans in one with a running carry. Input and output are addressed through their own strides.
+"""
+
+from __future__ import annotations
+
+import math
+
+from torch.fx import Node
+
+from kernelevolve.lowering.context import Context, compute_type, packet, val
+from kernelevolve.lowering.indexing import decompose, norm_dims, schema_args
+from kernelevolve.lowering.prologue import Source
+
+ACC = "tl.float32"
+
+
+def _setup(ctx: Context, node: Node, red: list[int], name: str, n_out: int):
+    x = node.args[0]
+    r = val(x).dim()
+    kept = [d for d in range(r) if d not in red]
+    kname = ctx.fresh(f"_{name}")
+    tag = kname.lstrip("_").upper()
+    xs = val(x).shape
+    n_red = math.prod(ctx.hint(xs[d]) for d in red)
+    n_rows = math.prod(ctx.hint(xs[d]) for d in kept)
+    bo = ctx.tunable(f"{tag}_BLOCK_O", ctx.block(n_rows, 1, 8, 32), "rows per program")
+    br = ctx.tunable(f"{tag}_BLOCK_R", ctx.block(n_red, 16, 128, 1024), "row elements per step")
+    warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
+    src = Source(ctx, x, kept, red)
+    ks, rs = [f"ks{i}" for i in range(len(kept))], [f"rs{i}" for i in range(len(red))]
+    kx, rx = src.stride_params(kept, "b"), src.stride_params(red, "r")
+    ky, ry = [f"ky{i}" for i in range(len(kept))], [f"ry{i}" for i in range(len(red))]
+    params = [*src.ptr_params(), "y_ptr", "n_rows", "R", *ks, *sum(kx.values(), []), *ky, *rs,
+              *sum(rx.values(), []), *ry]
+    head = ["    o = tl.program_id(0).to(tl.int64) * BLOCK_O + tl.arange(0, BLOCK_O)",
+            "    o_mask = o < n_rows", *decompose("o", ks, {**kx, "yb": ky}, "k")]
+    step = ["        r = r0 + tl.arange(0, BLOCK_R)", *decompose("r", rs, {**rx, "yr": ry}, "q", "        "),
+            "        m = o_mask[:, None] & (r < R)[None, :]"]
+    yvar = ctx.fresh("buf")
+    out = val(node)[0] if isinstance(val(node), (list, tuple)) else val(node)
+    ctx.empty(yvar, node, out)
+    n_rows = " * ".join(src.size(d) for d in kept) or "1"
+    launch = [*src.ptr_launch(), yvar, n_rows, " * ".join(src.size(d) for d in red) or "1"]
+    launch += [src.size(d) for d in kept] + src.stride_launch(kept) + [f"{yvar}.stride({d})" for d in kept]
+    launch += [src.size(d) for d in red] + src.stride_launch(red) + [f"{yvar}.stride({d})" for d in red]
+    consts = [f"BLOCK_O={bo}", f"BLOCK_R={br}", f"num_warps={warps}"]
+    grid = f"{kname}[(max(1, triton.cdiv({n_rows}, {bo})),)]"
+    return kname, params, head, step, launch, consts, grid, yvar, src
+
+
+def emit_softmax(ctx: Context, node: Node) -> None:
+    args = schema_args(node)
+    x = node.args[0]
+    red = norm_dims(args["dim"], val(x).dim())
+    log = packet(node) == "_log_softmax"
+    kind = "log_softmax" if log else "softmax"
+    kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, kind, 1)
+    load = src.load("m", "float('-inf')", "tl.float32", "        ")
+    write = "v - mx[:, None] - tl.log(s)[:, None]" if log else "tl.exp(v - mx[:, None]) / s[:, None]"
+    body = ["    mx = tl.full([BLOCK_O], float('-inf'), tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
+            *load, "        mx = tl.maximum(mx, tl.max(v, axis=1))",
+            "    s = tl.zeros([BLOCK_O], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
+            *load, "        s += tl.sum(tl.where(m, tl.exp(v - mx[:, None]), 0.0), axis=1)",
+            "    for r0 in range(0, R, BLOCK_R):", *step, *load, f"        out = {write}",
+            "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(out, y_ptr), mask=m)"]
+    _finish(ctx, node, kname, params, head, body, launch, consts, grid, y,
+            f"{packet(node)} over dims {red}{src.what}")
+
+
+def emit_layer_norm(ctx: Context, node: Node) -> None:
+    args = schema_args(node)
+    x = node.args[0]
+    r = val(x).dim()
+    red = list(range(r - len(args["normalized_shape"]), r))
+    kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, "layer_norm", 3)
+    weight, bias = args.get("weight"), args.get("bias")
+    users = {u.args[1] for u in node.users}
+    params += ["w_ptr", "b_ptr", "mean_ptr", "rstd_ptr", "eps", "HAS_W: tl.constexpr", "HAS_B: tl.constexpr",
+               "STATS: tl.constexpr"]
+    stats = bool(users & {1, 2})
+    mean_var, rstd_var = (ctx.fresh("buf"), ctx.fresh("buf")) if stats else (y, y)
+    if stats:
+        ctx.empty(mean_var, node, val(node)[1])
+        ctx.empty(rstd_var, node, val(node)[2])
+    launch += [ctx.tensor(weight) if weight is not None else y, ctx.tensor(bias) if bias is not None else y,
+               mean_var, rstd_var, ctx.sym(args["eps"]), f"HAS_W={weight is not None}",
+               f"HAS_B={bias is not None}", f"STATS={stats}"]
+    load = src.load("m", "0.0", "tl.float32", "        ")
+    body = ["    acc = tl.zeros([BLOCK_O, BLOCK_R], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
+            *load, "        acc += v", "    mean = tl.sum(acc, axis=1) / R",
+            "    acc = tl.zeros([BLOCK_O, BLOCK_R], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
+            *load, "        d = tl.where(m, v - mean[:, None], 0.0)", "        acc += d * d",
+            "    rstd = 1.0 / tl.sqrt_rn(tl.sum(acc, axis=1) / R + eps)",
+            "    for r0 in range(0, R, BLOCK_R):", *step,
+            *load, "        out = (v - mean[:, None]) * rstd[:, None]",
+            "        if HAS_W:",
+            "            out = out * tl.load(w_ptr + r, mask=r < R, other=0).to(tl.float32)[None, :]",
+            "        if HAS_B:",
+            "            out = out + tl.load(b_ptr + r, mask=r < R, other=0).to(tl.float32)[None, :]",
+            "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(out, y_ptr), mask=m)",
+            "    if STATS:", "        tl.store(mean_ptr + o, _cast_out(mean, mean_ptr), mask=o_mask)",
+            "        tl.store(rstd_ptr + o, _cast_out(rstd, rstd_ptr), mask=o_mask)"]
+    _finish(ctx, node, kname, params, head, body, launch, consts, grid, y, f"layer norm over dims {red}{src.what}")
+    ctx.multi[node.name] = [y, mean_var, rstd_var]
+
+
+def emit_scan(ctx: Context, node: Node) -> None:
+    args = schema_args(node)
+    x = node.args[0]
+    red = norm_dims(args["dim"], val(x).dim())
+    prod = packet(node) == "cumprod"
+    kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, packet(node), 1)
+    acc = compute_type(val(node).dtype)
+    init = "1" if prod else "0"
+    body = [f"    carry = tl.full([BLOCK_O], {init}, {acc})", "    for r0 in range(0, R, BLOCK_R):", *step,
+            *src.load("m", init, acc, "        "),
+            ("        c = tl.cumprod(v, axis=1) * carry[:, None]" if prod else
+             "        c = tl.cumsum(v, axis=1) + carry[:, None]"),
+            "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(c, y_ptr), mask=m)",
+            ("        carry = carry * tl.reduce(v, 1, _mul_combine)" if prod else
+             "        carry = carry + tl.sum(v, axis=1)")]
+    _finish(ctx, node, kname, params, head, body, launch, consts, grid, y,
+            f"{packet(node)} along dims {red}{src.what}")
+
+
+def _finish(ctx: Context, node: Node, kname: str, params: list[str], head: list[str], body: list[str],
+            launch: list[str], consts: list[str], grid: str, y: str, what: str) -> None:
+    params = params + ["BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr"]
+    ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {what}",
+                                  *head, *body]))
+    ctx.launch(grid, launch + consts)
+    ctx.bind(node, y)
+
+
+EMITTERS = {"_softmax": emit_softmax, "_log_softmax": emit_softmax,
+            "native_layer_norm": emit_layer_norm, "cumsum": emit_scan, "cumprod": emit_scan}

@@ -1,0 +1,104 @@
+"""Host helpers and the strided-copy kernel every lowered candidate may include (as source text)."""
+
+from __future__ import annotations
+
+MAX_COPY_RANK = 6
+
+HELPERS: dict[str, str] = {
+    "_cast_out": '''
+@triton.jit
+def _cast_out(v, ptr):
+    # the value converted to ptr's element type; bf16 rounded to nearest even first (ATen rounds, the CPU
+    # interpreter's cast truncates)
+    if ptr.dtype.element_ty == tl.bfloat16:
+        v = _rtne_bf16(v)
+    return v.to(ptr.dtype.element_ty)
+''',
+    "_flat": '''
+def _flat(view, out):
+    """A view read at the output's flat offsets: contiguous and of the output's shape."""
+    return view.is_contiguous() and tuple(view.shape) == tuple(out.shape)
+''',
+    "_copy_kernel": '''
+@triton.jit
+def _copy_kernel(src_ptr, dst_ptr, n, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5, u0, u1, u2, u3, u4, u5, base,
+                 BLOCK: tl.constexpr):
+    # dst <- src, each through its own strides (t, u) from element ``base`` of src (negative strides flip);
+    # sizes padded to rank 6 with leading ones
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    rem = offs
+    i5 = rem % s5
+    rem = rem // s5
+    i4 = rem % s4
+    rem = rem // s4
+    i3 = rem % s3
+    rem = rem // s3
+    i2 = rem % s2
+    rem = rem // s2
+    i1 = rem % s1
+    i0 = rem // s1
+    v = tl.load(src_ptr + base + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3 + i4 * t4 + i5 * t5, mask=mask)
+    dst = dst_ptr + i0 * u0 + i1 * u1 + i2 * u2 + i3 * u3 + i4 * u4 + i5 * u5
+    tl.store(dst, v.to(dst_ptr.dtype.element_ty), mask=mask)
+''',
+    "_copy_into": '''
+def _copy_into(dst, src, flip=()):
+    """dst <- src (same shape; dtype converted) by a Triton kernel; dims in ``flip`` are read reversed."""
+    if src.dim() > 6:
+        raise ValueError("copy of a tensor of rank above 6")
+    pad = 6 - src.dim()
+    sizes = [1] * pad + list(src.shape)
+    strides = [0] * pad + list(src.stride())
+    base = 0
+    for d in flip:
+        base += (src.shape[d] - 1) * src.stride(d)
+        strides[pad + d] = -src.stride(d)
+    _copy_kernel[(max(1, triton.cdiv(src.numel(), COPY_BLOCK)),)](src, dst, src.numel(), *sizes[1:], *strides,
+                                                                  *([0] * pad + list(dst.stride())), base,
+                                                                  BLOCK=COPY_BLOCK)
+    return dst
+''',
+    "_copy": '''
+def _copy(src):
+    """A contiguous copy of ``src`` made by a Triton kernel (views become buffers, outputs stop aliasing)."""
+    return _copy_into(torch.empty(src.shape, dtype=src.dtype, device=src.device), src)
+''',
+    "_contiguous": '''
+def _contiguous(src):
+    return src if src.is_contiguous() else _copy(src)
+''',
+    "_register": '''
+def _register(module, name, shape, dtype, parameter):
+    """Create the reference's parameter or buffer ``name`` (dotted) so its values are copied in by name."""
+    *path, leaf = name.split(".")
+    for part in path:
+        if part not in dict(module.named_children()):
+            module.add_module(part, nn.Module())
+        module = module.get_submodule(part)
+    tensor = torch.empty(shape, dtype=dtype)
+    if parameter:
+        module.register_parameter(leaf, nn.Parameter(tensor, requires_grad=False))
+    else:
+        module.register_buffer(leaf, tensor)
+''',
+}
+DEPS = {"_copy_into": ["_copy_kernel"], "_copy": ["_copy_into"], "_contiguous": ["_copy"]}
+
+
+def helpers_used(text: str) -> list[str]:
+    import re
+
+    wanted: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in wanted:
+            return
+        for dep in DEPS.get(name, []):
+            visit(dep)
+        wanted.append(name)
+
+    for name in HELPERS:
+        if re.search(rf"\b{name}\(", text):
+            visit(name)
+    return wanted

@@ -1,0 +1,223 @@
+"""Tracing a spec's reference into an FX graph of core ATen ops, with symbolic sizes.
+
+``torch.export`` with every input dimension ``Dim.AUTO`` keeps sizes symbolic unless the reference pins
+them (a ``Linear`` pins its input's last dim), so one trace serves every case of the spec; parameters and
+buffers are lifted to graph inputs that the candidate reads from its own module, under the reference's
+names. Core-ATen decompositions plus a few more (batch/group norm, var_mean) leave the ops the template
+families lower.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kernelevolve.lowering.errors import LoweringError
+
+aten = torch.ops.aten
+# Ops that core ATen keeps but the lowering handles as their decompositions (pointwise + reductions).
+EXTRA_DECOMPOSITIONS = (
+    aten.var_mean.correction, aten.linalg_vector_norm.default, aten.native_dropout.default, aten.hardtanh.default,
+    aten.elu.default, aten.embedding.default,
+)
+
+
+@dataclass
+class Traced:
+    """The decomposed graph and how its placeholders map onto the candidate's forward and state."""
+
+    graph: torch.fx.Graph
+    state: dict[str, tuple[str, str]] = field(default_factory=dict)  # placeholder -> (kind, reference name)
+    constants: dict[str, torch.Tensor] = field(default_factory=dict)  # placeholder -> lifted tensor constant
+    user_inputs: list[str] = field(default_factory=list)  # placeholders of forward's arguments, in order
+    arg_names: list[str] = field(default_factory=list)  # the reference forward's names for them
+    example: tuple[Any, ...] = ()  # the case it was traced on
+    state_values: dict[str, torch.Tensor] = field(default_factory=dict)  # reference name -> tensor
+    # repr(constructor args) -> the state's shapes under them (the traced args under ``init_key``)
+    state_shapes: dict[str, dict[str, tuple[tuple[int, ...], str, bool]]] = field(default_factory=dict)
+    init_key: str = ""
+
+
+def decomposition_table() -> dict:
+    from torch._decomp import core_aten_decompositions
+    from torch._decomp import decomposition_table as full
+
+    table = core_aten_decompositions()
+    for op in EXTRA_DECOMPOSITIONS:
+        if op in full:
+            table[op] = full[op]
+    from kernelevolve.lowering.decompositions import TABLE
+
+    table.update(TABLE)
+    return table
+
+
+def trace_spec(spec_path: str | Path) -> Traced:
+    """Load the spec, build its reference from its init inputs and trace it on its first test case."""
+    from evaluators.spec import SpecError, load_spec
+
+    try:
+        spec = load_spec(spec_path)
+    except SpecError as exc:
+        raise LoweringError(str(exc)) from None
+    torch.manual_seed(0)
+    test_args = _init_args(spec, "test")
+    model = spec.reference_cls(*test_args).eval()
+    cases = [tuple(c) for c in spec.cases("test").values()]
+    traced = trace_module(model, _covering_case(cases))
+    traced.init_key = repr(tuple(test_args))
+    traced.state_shapes[traced.init_key] = _shapes(model, traced)
+    prod_args = _init_args(spec, "prod")
+    if list(prod_args) != list(test_args):
+        try:
+            with torch.device("meta"):
+                big = spec.reference_cls(*prod_args)
+            traced.state_shapes[repr(tuple(prod_args))] = _shapes(big, traced)
+        except Exception:  # noqa: BLE001 - a reference that cannot be built on meta gets the traced shapes only
+            pass
+    traced.arg_names = _forward_names(model, len(traced.user_inputs)) or list(traced.user_inputs)
+    return traced
+
+
+def _forward_names(model: torch.nn.Module, count: int) -> list[str]:
+    """The reference forward's positional parameter names when there are exactly ``count`` of them."""
+    import inspect
+    import keyword
+
+    try:
+        params = list(inspect.signature(model.forward).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    ok = len(names) == count and len(set(names)) == count and all(
+        n.isidentifier() and not keyword.iskeyword(n) and n not in ("self", "dev") and not n.startswith(("p_", "c_"))
+        for n in names)
+    return names if ok else []
+
+
+def _shapes(model: torch.nn.Module, traced: Traced) -> dict[str, tuple[tuple[int, ...], str, bool]]:
+    """name -> (shape, dtype, is parameter) of the state the graph reads, as ``model`` has it."""
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    return {target: (tuple(state[target].shape), str(state[target].dtype), kind == "parameter")
+            for kind, target in traced.state.values()}
+
+
+def _init_args(spec: Any, which: str) -> list[Any]:
+    """Constructor args of the ``which`` cases: a spec loader that shrinks test cases shrinks these too."""
+    import inspect
+
+    if "which" in inspect.signature(spec.init_args).parameters:
+        return spec.init_args(which)
+    return spec.init_args()
+
+
+def _covering_case(cases: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """A case whose every size is the largest of that size over the cases (zeros where sizes differ).
+
+    Export pins dims of size 0 or 1 to constants; tracing on the per-dim maximum keeps a dim symbolic
+    whenever any case has it above 1. Cases of different structure: the one with fewest such dims."""
+    first = cases[0]
+    same = all(len(c) == len(first) and all(
+        isinstance(a, torch.Tensor) == isinstance(b, torch.Tensor)
+        and (not isinstance(a, torch.Tensor) or (a.dim() == b.dim() and a.dtype == b.dtype))
+        and (isinstance(a, torch.Tensor) or a == b) for a, b in zip(c, first, strict=True)) for c in cases)
+    if not same:
+        return min(cases, key=_pinned_dims)
+    out = []
+    for i, a in enumerate(first):
+        if not isinstance(a, torch.Tensor):
+            out.append(a)
+            continue
+        shape = [max(c[i].shape[d] for c in cases) for d in range(a.dim())]
+        out.append(a if list(a.shape) == shape else torch.zeros(shape, dtype=a.dtype))
+    return tuple(out)
+
+
+def _pinned_dims(case: tuple[Any, ...]) -> int:
+    """Dims of size 0 or 1: export specializes them, so the trace case should have as few as possible."""
+    return sum(1 for a in case if isinstance(a, torch.Tensor) for size in a.shape if size <= 1)
+
+
+class _Stateless(torch.nn.Module):
+    """The reference with its parameters and buffers as arguments, so export makes their sizes symbolic
+    too: a candidate then serves constructor args other than the traced ones (a shrunk test case's)."""
+
+    def __init__(self, inner: torch.nn.Module, names: list[str]) -> None:
+        super().__init__()
+        object.__setattr__(self, "_inner", inner)  # not a submodule: its tensors must not be lifted
+        self._names = names
+
+    def forward(self, state: list[torch.Tensor], inputs: list[Any]) -> Any:
+        from torch.func import functional_call
+
+        return functional_call(self._inner, dict(zip(self._names, state, strict=True)), tuple(inputs))
+
+
+def _dims(a: Any) -> dict | None:
+    from torch.export import Dim
+
+    return {d: Dim.AUTO for d in range(a.dim())} if isinstance(a, torch.Tensor) and a.dim() else None
+
+
+def _export(module: torch.nn.Module, args: tuple, dynamic: Any) -> Any:
+    from torch.export import export
+
+    quiet = logging.getLogger("torch._export")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")
+            program = export(module, args, dynamic_shapes=dynamic, strict=False)
+            return program.run_decompositions(decomposition_table())
+    finally:
+        quiet.setLevel(level)
+
+
+def trace_module(model: torch.nn.Module, case: tuple[Any, ...]) -> Traced:
+    """Export with symbolic parameter sizes; where the reference needs them concrete, with fixed ones."""
+    from torch.export.graph_signature import InputKind
+
+    kinds = {**{n: "parameter" for n, _ in model.named_parameters()}, **{n: "buffer" for n, _ in model.named_buffers()}}
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    names = list(kinds)
+    values = [state[n] for n in names]
+    try:
+        program = _export(_Stateless(model, names), (values, list(case)),
+                          ([_dims(v) for v in values], [_dims(a) for a in case]))
+        stateless = True
+    except Exception:  # noqa: BLE001 - retried with parameters as fixed-size module state
+        try:
+            program = _export(model, case, tuple(_dims(a) for a in case))
+        except Exception as exc:  # noqa: BLE001 - any tracing failure is one line for the user
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise LoweringError(f"cannot trace the reference with torch.export: {type(exc).__name__}: "
+                                f"{first[:200]}") from None
+        stateless = False
+    traced = Traced(graph=program.graph_module.graph, example=case)
+    used = {n.name for n in traced.graph.nodes if n.op == "placeholder" and n.users}
+    for spec in program.graph_signature.input_specs:
+        name = spec.arg.name
+        if stateless and spec.kind == InputKind.USER_INPUT and name.startswith("state_"):
+            target = names[int(name.split("_")[1])]
+            if name in used:
+                traced.state[name] = (kinds[target], target)
+                traced.state_values[target] = state[target]
+        elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER):
+            if name in used:
+                traced.state[name] = ("parameter" if spec.kind == InputKind.PARAMETER else "buffer", spec.target)
+                traced.state_values[spec.target] = state[spec.target]
+        elif spec.kind == InputKind.CONSTANT_TENSOR:
+            traced.constants[name] = program.constants[spec.target]
+        elif spec.kind == InputKind.USER_INPUT:
+            traced.user_inputs.append(name)
+        else:
+            raise LoweringError(f"no Triton lowering for a graph input of kind {spec.kind.name}")
+    return traced

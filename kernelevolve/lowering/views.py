@@ -1,0 +1,62 @@
+"""View ops: executed as the same torch views in forward (free: no data moves), copying only where a
+reshape meets a non-contiguous tensor."""
+
+from __future__ import annotations
+
+import operator
+
+from torch.fx import Node
+
+from kernelevolve.lowering.context import Context, packet
+
+VIEW_OPS = {"view", "_unsafe_view", "reshape", "permute", "expand", "unsqueeze", "squeeze", "select", "slice",
+            "alias", "detach", "t", "transpose", "as_strided", "split_with_sizes", "split", "unbind", "narrow",
+            "view_as", "expand_as", "squeeze_copy", "lift_fresh"}
+
+
+def is_view(node: Node) -> bool:
+    return node.op == "call_function" and (packet(node) in VIEW_OPS or node.target is operator.getitem)
+
+
+def emit(ctx: Context, node: Node) -> None:
+    name = packet(node)
+    if node.target is operator.getitem:
+        source, index = node.args
+        if source.name in ctx.multi:
+            var = ctx.multi[source.name][index]
+            ctx.bind(node, var, ctx.roots.get(var, ""))
+            return
+        base = ctx.tensor(source)
+        var = ctx.fresh("view")
+        ctx.line(f"{var} = {base}[{index}]")
+        ctx.bind(node, var, ctx.roots.get(base, ""))
+        return
+    x = ctx.tensor(node.args[0])
+    root = ctx.roots.get(x, "")
+    args = [ctx.host(a) for a in node.args[1:]]
+    var = ctx.fresh("view")
+    if name in ("alias", "detach", "lift_fresh"):
+        ctx.bind(node, x, root)
+        return
+    if name in ("view", "_unsafe_view", "reshape"):
+        text = f"({x} if {x}.is_contiguous() else _contiguous({x})).view({args[0]})"
+    elif name == "slice":
+        dim, start, end, step = (list(node.args[1:]) + [0, None, None, 1][len(node.args) - 1:])[:4]
+        dim_text = ctx.host(dim)
+        lo = ctx.host(start) if start is not None else "None"
+        hi = ctx.host(end) if end is not None else "None"
+        text = f"{x}[(slice(None),) * {dim_text} + (slice({lo}, {hi}, {ctx.host(step or 1)}),)]"
+    elif name in ("split_with_sizes", "split", "unbind"):
+        method = {"split_with_sizes": "split", "split": "split", "unbind": "unbind"}[name]
+        ctx.line(f"{var} = {x}.{method}({', '.join(args)})")
+        ctx.multi[node.name] = [f"{var}[{i}]" for i in range(len(node.meta['val']))]
+        for v in ctx.multi[node.name]:
+            ctx.roots[v] = root
+        return
+    elif name == "squeeze" and not args:
+        text = f"{x}.squeeze()"
+    else:
+        method = {"view_as": "view_as", "expand_as": "expand_as", "squeeze_copy": "squeeze"}.get(name, name)
+        text = f"{x}.{method}({', '.join(args)})"
+    ctx.line(f"{var} = {text}")
+    ctx.bind(node, var, root)
