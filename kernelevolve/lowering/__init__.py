@@ -9,12 +9,16 @@ allocates, takes views and launches ``@triton.jit`` kernels. An op no family low
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from pathlib import Path
 
 from kernelevolve.lowering.errors import LoweringError
 
 __all__ = ["LoweringError", "lower_spec", "lower_spec_text"]
+# torch.export keeps its dispatch-mode stack per process, not per thread: two generation threads tracing at
+# once (a campaign, or --concurrency > 1) corrupt each other's trace ("Trying to pop empty mode stack").
+_TRACE_LOCK = threading.Lock()
 
 
 def lower_spec_text(name: str, spec_source: str, target: str = "") -> str:
@@ -34,8 +38,9 @@ def lower_spec(spec_path: str | Path, target: str = "") -> str:
     from kernelevolve.lowering.lower import lower_graph
     from kernelevolve.lowering.trace import trace_spec
 
-    traced = trace_spec(spec_path)
-    ctx = lower_graph(traced, interpreter=target == "cpu")
+    with _TRACE_LOCK:
+        traced = trace_spec(spec_path)
+        ctx = lower_graph(traced, interpreter=target == "cpu")
     families = Counter(k.split("(", 1)[0].split("def ", 1)[1].lstrip("_").rstrip("0123456789")
                        for k in ctx.kernels)
     summary = ", ".join(f"{n} {name}" for name, n in families.items())

@@ -1,0 +1,146 @@
+"""The any-op sweep: every problem of the project's own corpus (benchmarks/any_op/) searched offline on one
+target, as one resumable campaign, then a coverage matrix per level.
+
+  python3 benchmarks/any_op_sweep.py --hw cpu --budget 4 --concurrency 2 --state-dir /tmp/anyop-cpu \
+      --write benchmarks/results/any_op_cpu
+
+A problem counts as correct only when its run holds a node that passed every case on fresh inputs (the
+evaluator's rule, read from the store by the ATen sweep's `coverage_row`); a problem whose operator failed (no
+lowering for one of its ops) shows that one-line reason. Running the same command again resumes the campaign.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import fnmatch
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "benchmarks" / "any_op"
+GOALS = {"level1": 0.95, "level2": 0.85, "level3": 0.60}  # issue #16's coverage bar per level
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What `coverage_row` reads of an op: a name, a family (here the level) and a category."""
+
+    name: str
+    family: str
+    category: str = "any-op"
+    bandwidth_bound: bool = False
+
+
+def problems(only: str | None) -> list[Path]:
+    files = sorted(CORPUS.glob("level*/*.py"))
+    if only:
+        files = [f for f in files if any(fnmatch.fnmatch(f"{f.parent.name}/{f.stem}", p) for p in only.split(","))]
+    return files
+
+
+def write_campaign(files: list[Path], args: argparse.Namespace, folder: Path) -> Path:
+    name = f"any-op@{args.hw}-b{args.budget}" + (f"-{args.only}" if args.only else "")
+    lines = [f"name = {json.dumps(name)}", f"concurrency = {args.concurrency}", 'executor = "local"', "",
+             "[defaults]", f"budget = {args.budget}", "reuse = false", f"timeout = {args.timeout}", ""]
+    for f in files:
+        lines += ["[[runs]]", f"op = {json.dumps(str(f))}", f"hw = {json.dumps(args.hw)}", ""]
+    path = folder / "any_op_campaign.toml"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def matrix(state_dir: Path, files: list[Path]) -> list[dict[str, Any]]:
+    sys.path.insert(0, str(ROOT))
+    from kernelevolve.aten.matrix import coverage_row
+    from kernelevolve.state import resolve_state
+    from kernelevolve.store.metadata import MetadataStore
+    from kernelevolve.store.objects import ObjectStore
+
+    paths = resolve_state(str(state_dir), None)
+    meta, objects = MetadataStore(paths.db_path), ObjectStore(paths.store_url)
+    runs = {}
+    for run in meta.list_runs():  # newest first: the first run of a spec path is its latest
+        runs.setdefault(run.op_path, run)
+    rows = []
+    for f in files:
+        run = runs.get(str(f))
+        row = coverage_row(meta, objects, Problem(f"{f.parent.name}/{f.stem}", f.parent.name), run)
+        if run is not None and run.status == "failed" and not row["correct"]:
+            row.update(status="failed", reason=str((run.config or {}).get("failure", "")))
+        row["shrunk"] = (run.config or {}).get("shrunk") if run else None
+        rows.append(row)
+    return rows
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from evaluators.result import geomean
+
+    levels = {}
+    for level in sorted({r["family"] for r in rows}):
+        mine = [r for r in rows if r["family"] == level]
+        correct = sum(r["correct"] for r in mine)
+        eager = [r["speedup_vs_eager"] for r in mine if r.get("speedup_vs_eager")]
+        compiled = [r["speedup_vs_compile"] for r in mine if r.get("speedup_vs_compile")]
+        levels[level] = {"correct": correct, "total": len(mine), "rate": round(correct / len(mine), 3),
+                         "goal": GOALS.get(level), "geomean_vs_eager": geomean(eager) if eager else None,
+                         "geomean_vs_compile": geomean(compiled) if compiled else None}
+    return levels
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines = [f"# Any-op sweep on {report['hw']} (offline operator, budget {report['budget']})", "",
+             f"{report['date']}, commit {report['commit']}, {report['seconds']:.0f} s: `{report['command']}`", "",
+             "| level | correct | rate | goal | geomean vs eager | geomean vs compile |", "|---|---|---|---|---|---|"]
+    for level, s in report["levels"].items():
+        fmt = (lambda v: f"{v:.2f}x" if v else "-")  # noqa: E731
+        lines.append(f"| {level} | {s['correct']}/{s['total']} | {s['rate']:.0%} | {s['goal']:.0%} | "
+                     f"{fmt(s['geomean_vs_eager'])} | {fmt(s['geomean_vs_compile'])} |")
+    lines += ["", "| problem | status | nodes | vs eager | vs compile | reason |", "|---|---|---|---|---|---|"]
+    for r in report["rows"]:
+        fmt = (lambda v: f"{v:.2f}x" if v else "-")  # noqa: E731
+        reason = " ".join(str(r.get("reason") or "").split())[:160].replace("|", "/")
+        lines.append(f"| {r['op']} | {r['status']} | {r['nodes']} | {fmt(r.get('speedup_vs_eager'))} | "
+                     f"{fmt(r.get('speedup_vs_compile'))} | {reason} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--hw", default="cpu")
+    parser.add_argument("--budget", type=int, default=4)
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=300.0, help="per-phase evaluation timeout (s)")
+    parser.add_argument("--only", default=None, help="comma-separated globs over 'levelN/stem'")
+    parser.add_argument("--state-dir", type=Path, required=True)
+    parser.add_argument("--write", default=None, help="output prefix for .json and .md")
+    parser.add_argument("--matrix-only", action="store_true", help="rebuild the matrix from the store, run nothing")
+    args = parser.parse_args()
+    files = problems(args.only)
+    args.state_dir.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "kernelevolve.cli.main", "campaign",
+               str(write_campaign(files, args, args.state_dir)), "--state-dir", str(args.state_dir)]
+    started = time.time()
+    if not args.matrix_only:
+        proc = subprocess.run(command, cwd=ROOT)
+        print(f"campaign exited {proc.returncode}", file=sys.stderr)
+    rows = matrix(args.state_dir, files)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    report = {"hw": args.hw, "budget": args.budget, "date": dt.datetime.now(dt.timezone.utc).isoformat("T", "seconds"),
+              "commit": commit.strip(), "seconds": time.time() - started,
+              "command": "python3 benchmarks/any_op_sweep.py " + " ".join(sys.argv[1:]),
+              "levels": summary(rows), "rows": rows}
+    text = markdown(report)
+    if args.write:
+        Path(args.write + ".json").write_text(json.dumps(report, indent=1) + "\n")
+        Path(args.write + ".md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
