@@ -27,6 +27,7 @@ import triton  # noqa: F401
 
 from evaluators import correctness, performance  # noqa: F401 - preloaded with the server
 from evaluators.candidate import CandidateError, load_candidate_class
+from evaluators.numerics import configure_numerics
 from evaluators.spec import OperatorSpec, load_spec
 from evaluators.tensor_transport import send_outputs
 
@@ -132,13 +133,3 @@ def _setup(log_path: str, device: str, memory_limit_mb: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     configure_numerics()
 
-
-def configure_numerics() -> None:
-    """IEEE fp32 everywhere (references, baselines, candidates): cuDNN's default TF32 alone moves conv1d fp32
-    outputs by ~1e-3, ten times the fp32 tolerance. Under the interpreter, autotuners run their first config."""
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        from evaluators.guard import install_interpreter_autotune
-
-        install_interpreter_autotune()

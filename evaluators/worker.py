@@ -38,13 +38,9 @@ def main() -> None:
 
     fork_server()
     forkserver.ensure_running()  # started (and preloading) before this process touches a device
-    import torch  # noqa: F401 - preload: the point of this long-lived process
-
-    from evaluators.candidate_process import configure_numerics
-    from evaluators.judging import ReferenceCache
-
-    configure_numerics()
-    judge = _Judge(ReferenceCache.for_device)
+    # torch is imported on the first judgement, not here: on a small host the fork server's preload is what
+    # the first candidate waits for, and a second import at the same time would only slow it down
+    judge = _Judge()
     protocol.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
     for line in sys.stdin:
         if not line.strip():
@@ -62,8 +58,8 @@ def main() -> None:
 class _Judge:
     """Compares a candidate process's outputs with cached reference outputs, on the device that made them."""
 
-    def __init__(self, make_cache: Any) -> None:
-        self.make_cache, self.fatal = make_cache, False
+    def __init__(self) -> None:
+        self.fatal = False
         self._caches: dict[str, Any] = {}
         self._specs: dict[str, Any] = {}
 
@@ -80,7 +76,13 @@ class _Judge:
         from evaluators.tensor_transport import TransportError, receive_outputs
 
         spec = self.spec(job["spec_path"])
-        cache = self._caches.setdefault(device, self.make_cache(device))
+        if device not in self._caches:
+            from evaluators.judging import ReferenceCache
+            from evaluators.numerics import configure_numerics
+
+            configure_numerics()
+            self._caches[device] = ReferenceCache.for_device(device)
+        cache = self._caches[device]
         try:
             outputs = receive_outputs(message, str(workdir))
             cases = judge(spec, which, device, seeds, outputs, lambda s: cache.get(spec, which, device, s))
