@@ -26,6 +26,7 @@ EXPECTED = {
     "half_precision": {"_softmax", "_matmul", "_reduce"},
     "mlp_residual": {"_matmul"},
     "prologue_fusion": {"_reduce", "_softmax", "_layer_norm", "_cumsum"},
+    "attention_rnn_upsample": {"_matmul", "_softmax", "_index"},
 }
 
 

@@ -200,5 +200,5 @@ def emit_repeat(ctx: Context, node: Node) -> None:
     _gather_kernel(ctx, node, "_repeat", params, lines, [xv], extra, "repeat")
 
 
-EMITTERS.update({"index": emit_index, "index_select": emit_index, "constant_pad_nd": emit_pad,
-                 "repeat": emit_repeat})
+EMITTERS.update({"index": emit_index, "_unsafe_index": emit_index, "index_select": emit_index,
+                 "constant_pad_nd": emit_pad, "repeat": emit_repeat})
