@@ -41,6 +41,8 @@ def op_name(node: Node) -> str:
 def packet(node: Node) -> str:
     """The overload packet of an ATen call: ``add`` for ``aten.add.Tensor``."""
     target = node.target
+    if getattr(target, "namespace", "aten") != "aten":
+        return ""  # prims and other namespaces have other schemas: never mistaken for the aten op
     return target.overloadpacket.__name__ if hasattr(target, "overloadpacket") else ""
 
 

@@ -24,7 +24,7 @@ from kernelevolve.lowering.errors import LoweringError
 aten = torch.ops.aten
 # Ops that core ATen keeps but the lowering handles as their decompositions (pointwise + reductions).
 EXTRA_DECOMPOSITIONS = (
-    aten.var_mean.correction, aten.linalg_vector_norm.default, aten.native_dropout.default, aten.hardtanh.default,
+    aten.linalg_vector_norm.default, aten.native_dropout.default, aten.hardtanh.default,
     aten.elu.default, aten.embedding.default, aten.upsample_nearest1d.vec, aten.upsample_nearest2d.vec,
     aten.upsample_nearest3d.vec, aten.upsample_bilinear2d.vec, aten.upsample_linear1d.vec,
     aten.upsample_trilinear3d.vec, aten.upsample_bicubic2d.vec,
