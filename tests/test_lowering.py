@@ -71,6 +71,29 @@ def test_lowered_candidate_passes_the_evaluator(name: str, ke, tmp_path: Path) -
     assert len(verdict["cases"]) >= 2 and all(c["status"] == "ok" for c in verdict["cases"])
 
 
+@pytest.mark.slow
+def test_candidate_serves_other_constructor_args(ke, tmp_path: Path) -> None:
+    """Parameter sizes are symbolic in the trace and the candidate knows the parameter shapes of each
+    constructor-args tuple it was lowered for: traced on (16, 32), it runs a spec built with (24, 48)."""
+    from evaluators.spec import load_spec
+    from kernelevolve.lowering import lower_traced
+    from kernelevolve.lowering.trace import add_state_shapes, trace_spec
+
+    traced = trace_spec(SPECS / "mlp_residual.py")
+    add_state_shapes(traced, load_spec(SPECS / "mlp_residual.py").reference_cls, [24, 48])
+    candidate = tmp_path / "lowered.py"
+    candidate.write_text(lower_traced(traced, "mlp_residual"), encoding="utf-8")
+    other = (SPECS / "mlp_residual.py").read_text(encoding="utf-8")
+    other = other.replace("return [16, 32]", "return [24, 48]").replace(", 16)]", ", 24)]")
+    assert other.count(", 24)]") == 3
+    spec = tmp_path / "mlp_other_args.py"
+    spec.write_text(other, encoding="utf-8")
+    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json",
+                "--state-dir", str(tmp_path / "state"))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "ok", result.stdout
+
+
 def test_unsupported_op_names_the_op() -> None:
     with pytest.raises(LoweringError) as err:
         lower_spec(SPECS / "unsupported_fft.py")

@@ -78,12 +78,7 @@ def trace_spec(spec_path: str | Path) -> Traced:
     traced.state_shapes[traced.init_key] = _shapes(model, traced)
     prod_args = _init_args(spec, "prod")
     if list(prod_args) != list(test_args):
-        try:
-            with torch.device("meta"):
-                big = spec.reference_cls(*prod_args)
-            traced.state_shapes[repr(tuple(prod_args))] = _shapes(big, traced)
-        except Exception:  # noqa: BLE001 - a reference that cannot be built on meta gets the traced shapes only
-            pass
+        add_state_shapes(traced, spec.reference_cls, prod_args)
     traced.arg_names = _forward_names(model, len(traced.user_inputs)) or list(traced.user_inputs)
     return traced
 
@@ -102,6 +97,17 @@ def _forward_names(model: torch.nn.Module, count: int) -> list[str]:
         n.isidentifier() and not keyword.iskeyword(n) and n not in ("self", "dev") and not n.startswith(("p_", "c_"))
         for n in names)
     return names if ok else []
+
+
+def add_state_shapes(traced: Traced, cls: type[torch.nn.Module], args: list[Any]) -> None:
+    """Record the parameter shapes ``cls(*args)`` has (built on the meta device, so production-sized
+    constructor args cost no memory); a reference that cannot be built there keeps the traced shapes only."""
+    try:
+        with torch.device("meta"):
+            model = cls(*args)
+    except Exception:  # noqa: BLE001 - optional: the candidate then knows the traced args only
+        return
+    traced.state_shapes[repr(tuple(args))] = _shapes(model, traced)
 
 
 def _shapes(model: torch.nn.Module, traced: Traced) -> dict[str, tuple[tuple[int, ...], str, bool]]:
