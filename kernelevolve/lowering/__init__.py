@@ -36,7 +36,8 @@ def lower_spec(spec_path: str | Path, target: str = "") -> str:
     CPU interpreter) block-size defaults are larger, since there each program step costs the same."""
     from kernelevolve.lowering.trace import trace_spec
 
-    return lower_traced(trace_spec(spec_path), Path(spec_path).stem, target)
+    traced = trace_spec(spec_path, production_sizes=target not in ("", "cpu"))
+    return lower_traced(traced, Path(spec_path).stem, target)
 
 
 def lower_traced(traced: Traced, name: str, target: str = "") -> str:

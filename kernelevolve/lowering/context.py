@@ -80,8 +80,13 @@ class Context:
         return f"{prefix}{k}"
 
     def hint(self, size: Any) -> int:
-        """The traced (example) value of a size: what block-size defaults are chosen from."""
+        """The value of a size that block-size defaults are chosen from: in the production case where the
+        trace recorded it, else in the traced case."""
         if isinstance(size, torch.SymInt):
+            if self.traced.production_sizes:
+                value = size.node.expr.subs(self.traced.production_sizes)
+                if value.is_number:
+                    return int(value)
             hint = size.node.hint
             return int(hint) if hint is not None else 64
         return int(size)

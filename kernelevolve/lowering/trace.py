@@ -45,6 +45,7 @@ class Traced:
     # repr(constructor args) -> the state's shapes under them (the traced args under ``init_key``)
     state_shapes: dict[str, dict[str, tuple[tuple[int, ...], str, bool]]] = field(default_factory=dict)
     init_key: str = ""
+    production_sizes: dict[Any, int] = field(default_factory=dict)  # size symbol -> production value
 
 
 def decomposition_table() -> dict:
@@ -61,8 +62,10 @@ def decomposition_table() -> dict:
     return table
 
 
-def trace_spec(spec_path: str | Path) -> Traced:
-    """Load the spec, build its reference from its init inputs and trace it on its first test case."""
+def trace_spec(spec_path: str | Path, production_sizes: bool = False) -> Traced:
+    """Load the spec, build its reference from its test-case constructor args and trace it on a case
+    covering its test cases; ``production_sizes`` also records the sizes of its production case (read on
+    the meta device, so nothing is allocated) for choosing block sizes."""
     from evaluators.spec import SpecError, load_spec
 
     try:
@@ -80,7 +83,34 @@ def trace_spec(spec_path: str | Path) -> Traced:
     if list(prod_args) != list(test_args):
         add_state_shapes(traced, spec.reference_cls, prod_args)
     traced.arg_names = _forward_names(model, len(traced.user_inputs)) or list(traced.user_inputs)
+    if production_sizes:
+        _record_production_sizes(traced, spec, prod_args)
     return traced
+
+
+def _record_production_sizes(traced: Traced, spec: Any, prod_args: list[Any]) -> None:
+    """symbol -> its value in the production case: each input dim and parameter dim that is a bare symbol."""
+    try:
+        with torch.device("meta"):
+            raw = spec.get_inputs()
+    except Exception:  # noqa: BLE001 - optional: block sizes then follow the traced case
+        return
+    case = list(raw) if isinstance(raw, (list, tuple)) and not (raw and isinstance(raw[0], (list, tuple))) else None
+    if case is None or len(case) != len(traced.user_inputs):
+        return
+    placeholders = {n.name: n for n in traced.graph.nodes if n.op == "placeholder"}
+    pairs = [(placeholders[name], value) for name, value in zip(traced.user_inputs, case, strict=True)]
+    shapes = traced.state_shapes.get(repr(tuple(prod_args)), {})
+    for name, (_kind, target) in traced.state.items():
+        if target in shapes:
+            pairs.append((placeholders[name], torch.empty(shapes[target][0], device="meta")))
+    for node, value in pairs:
+        fake = node.meta.get("val")
+        if not isinstance(fake, torch.Tensor) or not isinstance(value, torch.Tensor) or fake.dim() != value.dim():
+            continue
+        for size, prod in zip(fake.shape, value.shape, strict=True):
+            if isinstance(size, torch.SymInt) and size.node.expr.is_Symbol:
+                traced.production_sizes.setdefault(size.node.expr, int(prod))
 
 
 def _forward_names(model: torch.nn.Module, count: int) -> list[str]:
