@@ -36,8 +36,14 @@ def lower_spec(spec_path: str | Path, target: str = "") -> str:
     CPU interpreter) block-size defaults are larger, since there each program step costs the same."""
     from kernelevolve.lowering.trace import trace_spec
 
-    traced = trace_spec(spec_path, production_sizes=target not in ("", "cpu"))
-    return lower_traced(traced, Path(spec_path).stem, target)
+    try:
+        traced = trace_spec(spec_path, production_sizes=target not in ("", "cpu"))
+        return lower_traced(traced, Path(spec_path).stem, target)
+    except LoweringError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a gap in a template is one line for the user, not a crash
+        text = " ".join(str(exc).split())[:200]
+        raise LoweringError(f"the lowering failed: {type(exc).__name__}: {text}") from exc
 
 
 def lower_traced(traced: Traced, name: str, target: str = "") -> str:
