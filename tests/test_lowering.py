@@ -27,7 +27,7 @@ EXPECTED = {
     "mlp_residual": {"_matmul"},
     "prologue_fusion": {"_reduce", "_softmax", "_layer_norm", "_cumsum"},
     "attention_rnn_upsample": {"_matmul", "_softmax", "_index"},
-    "reductions_misc": {"_reduce", "_pointwise", "_cumprod", "_log_softmax"},
+    "reductions_misc": {"_reduce", "_pointwise", "_cumprod", "_log_softmax", "_sort", "_topk"},
 }
 
 
