@@ -44,9 +44,11 @@ def test_pointwise_producers_fuse_into_reductions_and_rows() -> None:
     source = lower_spec(SPECS / "prologue_fusion.py")
     for what in ("mean over dims [0, 1] of fused pow, sub", "_softmax over dims [1] of fused add, mul",
                  "sum over dims [0] of fused mul", "layer norm over dims [1] of fused add",
-                 "cumsum along dims [1] of fused abs", "any over dims [1] of fused gt"):
+                 "cumsum along dims [1] of fused abs", "any over dims [1] of fused gt",
+                 "amax over dims [1] of fused sigmoid"):
         assert f"# {what}" in source, what
     assert "_pointwise0" not in source
+    assert "# mm\n" in source  # the chain between a matmul and a reduction is computed once, by the reduction
 
 
 def test_epilogues_fuse_into_matmul_and_conv() -> None:

@@ -43,6 +43,8 @@ def find(ctx: Context, node: Node, through_views: bool = False) -> tuple[pointwi
     root = users[0]
     while root.name in inline:
         root = next(iter(root.users))
+    if root.name in ctx.prologue:
+        return None  # the reduction or row op it feeds computes the chain at its loads
     group = pointwise.collect(root, inline)
     if tuple(val(root).shape) != tuple(val(anchor).shape) or group.externals.count(anchor) != 1:
         return None
