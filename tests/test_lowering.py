@@ -26,6 +26,8 @@ EXPECTED = {
     "half_precision": {"_softmax", "_matmul", "_reduce"},
     "mlp_residual": {"_matmul"},
     "prologue_fusion": {"_reduce", "_softmax", "_layer_norm", "_cumsum"},
+    "attention_rnn_upsample": {"_matmul", "_softmax", "_index"},
+    "reductions_misc": {"_reduce", "_pointwise", "_cumprod", "_log_softmax", "_sort", "_topk"},
 }
 
 
@@ -42,9 +44,11 @@ def test_pointwise_producers_fuse_into_reductions_and_rows() -> None:
     source = lower_spec(SPECS / "prologue_fusion.py")
     for what in ("mean over dims [0, 1] of fused pow, sub", "_softmax over dims [1] of fused add, mul",
                  "sum over dims [0] of fused mul", "layer norm over dims [1] of fused add",
-                 "cumsum along dims [1] of fused abs", "any over dims [1] of fused gt"):
+                 "cumsum along dims [1] of fused abs", "any over dims [1] of fused gt",
+                 "amax over dims [1] of fused sigmoid"):
         assert f"# {what}" in source, what
     assert "_pointwise0" not in source
+    assert "# mm\n" in source  # the chain between a matmul and a reduction is computed once, by the reduction
 
 
 def test_epilogues_fuse_into_matmul_and_conv() -> None:
@@ -67,6 +71,29 @@ def test_lowered_candidate_passes_the_evaluator(name: str, ke, tmp_path: Path) -
     verdict = json.loads(result.stdout)
     assert verdict["status"] == "ok", verdict
     assert len(verdict["cases"]) >= 2 and all(c["status"] == "ok" for c in verdict["cases"])
+
+
+@pytest.mark.slow
+def test_candidate_serves_other_constructor_args(ke, tmp_path: Path) -> None:
+    """Parameter sizes are symbolic in the trace and the candidate knows the parameter shapes of each
+    constructor-args tuple it was lowered for: traced on (16, 32), it runs a spec built with (24, 48)."""
+    from evaluators.spec import load_spec
+    from kernelevolve.lowering import lower_traced
+    from kernelevolve.lowering.trace import add_state_shapes, trace_spec
+
+    traced = trace_spec(SPECS / "mlp_residual.py")
+    add_state_shapes(traced, load_spec(SPECS / "mlp_residual.py").reference_cls, [24, 48])
+    candidate = tmp_path / "lowered.py"
+    candidate.write_text(lower_traced(traced, "mlp_residual"), encoding="utf-8")
+    other = (SPECS / "mlp_residual.py").read_text(encoding="utf-8")
+    other = other.replace("return [16, 32]", "return [24, 48]").replace(", 16)]", ", 24)]")
+    assert other.count(", 24)]") == 3
+    spec = tmp_path / "mlp_other_args.py"
+    spec.write_text(other, encoding="utf-8")
+    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json",
+                "--state-dir", str(tmp_path / "state"))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "ok", result.stdout
 
 
 def test_unsupported_op_names_the_op() -> None:

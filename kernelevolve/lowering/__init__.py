@@ -12,10 +12,14 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernelevolve.lowering.errors import LoweringError
 
-__all__ = ["LoweringError", "lower_spec", "lower_spec_text"]
+if TYPE_CHECKING:
+    from kernelevolve.lowering.trace import Traced
+
+__all__ = ["LoweringError", "lower_spec", "lower_spec_text", "lower_traced"]
 # torch.export keeps its dispatch-mode stack per process, not per thread: two generation threads tracing at
 # once (a campaign, or --concurrency > 1) corrupt each other's trace ("Trying to pop empty mode stack").
 _TRACE_LOCK = threading.Lock()
@@ -34,14 +38,26 @@ def lower_spec_text(name: str, spec_source: str, target: str = "") -> str:
 def lower_spec(spec_path: str | Path, target: str = "") -> str:
     """The source of a Triton candidate implementing the spec's reference; on the ``cpu`` target (Triton's
     CPU interpreter) block-size defaults are larger, since there each program step costs the same."""
-    from kernelevolve.lowering.assemble import assemble
-    from kernelevolve.lowering.lower import lower_graph
     from kernelevolve.lowering.trace import trace_spec
 
-    with _TRACE_LOCK:
-        traced = trace_spec(spec_path)
-        ctx = lower_graph(traced, interpreter=target == "cpu")
+    try:
+        with _TRACE_LOCK:
+            traced = trace_spec(spec_path, production_sizes=target not in ("", "cpu"))
+            return lower_traced(traced, Path(spec_path).stem, target)
+    except LoweringError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a gap in a template is one line for the user, not a crash
+        text = " ".join(str(exc).split())[:200]
+        raise LoweringError(f"the lowering failed: {type(exc).__name__}: {text}") from exc
+
+
+def lower_traced(traced: Traced, name: str, target: str = "") -> str:
+    """The candidate for an already traced reference (``trace.trace_spec``)."""
+    from kernelevolve.lowering.assemble import assemble
+    from kernelevolve.lowering.lower import lower_graph
+
+    ctx = lower_graph(traced, interpreter=target == "cpu")
     families = Counter(k.split("(", 1)[0].split("def ", 1)[1].lstrip("_").rstrip("0123456789")
                        for k in ctx.kernels)
     summary = ", ".join(f"{n} {name}" for name, n in families.items())
-    return assemble(ctx, Path(spec_path).stem, summary)
+    return assemble(ctx, name, summary)

@@ -41,6 +41,8 @@ def op_name(node: Node) -> str:
 def packet(node: Node) -> str:
     """The overload packet of an ATen call: ``add`` for ``aten.add.Tensor``."""
     target = node.target
+    if getattr(target, "namespace", "aten") != "aten":
+        return ""  # prims and other namespaces have other schemas: never mistaken for the aten op
     return target.overloadpacket.__name__ if hasattr(target, "overloadpacket") else ""
 
 
@@ -78,8 +80,13 @@ class Context:
         return f"{prefix}{k}"
 
     def hint(self, size: Any) -> int:
-        """The traced (example) value of a size: what block-size defaults are chosen from."""
+        """The value of a size that block-size defaults are chosen from: in the production case where the
+        trace recorded it, else in the traced case."""
         if isinstance(size, torch.SymInt):
+            if self.traced.production_sizes:
+                value = size.node.expr.subs(self.traced.production_sizes)
+                if value.is_number:
+                    return int(value)
             hint = size.node.hint
             return int(hint) if hint is not None else 64
         return int(size)

@@ -43,14 +43,45 @@ def find(ctx: Context, node: Node, through_views: bool = False) -> tuple[pointwi
     root = users[0]
     while root.name in inline:
         root = next(iter(root.users))
+    if root.name in ctx.prologue:
+        return None  # the reduction or row op it feeds computes the chain at its loads
     group = pointwise.collect(root, inline)
     if tuple(val(root).shape) != tuple(val(anchor).shape) or group.externals.count(anchor) != 1:
         return None
     if anchor is not node and not _viewable(group, anchor, node):
         return None
+    for ext in group.externals:  # a side input computed later from ready values (rsqrt(var + eps)): now
+        if ext is not anchor:
+            _emit_early(ctx, ext, 4)
     if any(e is not anchor and e.name not in ctx.env for e in group.externals):
         return None  # an input of the chain is computed later
     return group, anchor
+
+
+def _emit_early(ctx: Context, node: Node, depth: int) -> bool:
+    """Give ``node`` a host value now if it is a view or a pointwise chain of values that have one (or can
+    get one the same way, ``depth`` levels down): a batch norm's rsqrt(var + eps).view(...) comes after
+    the conv in graph order but depends only on parameters."""
+    from kernelevolve.lowering import views
+
+    if node.name in ctx.env:
+        return True
+    if depth == 0 or node.op != "call_function":
+        return False
+    if views.is_view(node) and packet(node) in ("view", "_unsafe_view", "reshape", "permute", "expand",
+                                                 "unsqueeze", "squeeze", "alias"):
+        if not _emit_early(ctx, node.args[0], depth - 1):
+            return False
+        views.emit(ctx, node)
+    elif pointwise.is_pointwise(node) and node.name not in ctx.inline and node.name not in ctx.prologue:
+        group = pointwise.collect(node, ctx.inline)
+        if not all(_emit_early(ctx, e, depth - 1) for e in group.externals):
+            return False
+        pointwise.emit(ctx, node, ctx.inline)
+    else:
+        return False
+    ctx.done.add(node.name)
+    return True
 
 
 def _viewable(group: pointwise.Group, anchor: Node, node: Node) -> bool:

@@ -200,5 +200,49 @@ def emit_repeat(ctx: Context, node: Node) -> None:
     _gather_kernel(ctx, node, "_repeat", params, lines, [xv], extra, "repeat")
 
 
-EMITTERS.update({"index": emit_index, "index_select": emit_index, "constant_pad_nd": emit_pad,
-                 "repeat": emit_repeat})
+EMITTERS.update({"index": emit_index, "_unsafe_index": emit_index, "index_select": emit_index,
+                 "constant_pad_nd": emit_pad, "repeat": emit_repeat})
+
+
+def emit_sort(ctx: Context, node: Node) -> None:
+    """sort / topk values (not indices): each row, padded to a power of two with the sort's last value, is
+    sorted whole by ``tl.sort`` and its first R (or k) values stored."""
+    args = schema_args(node)
+    x = args["self"]
+    name = node.target.overloadpacket.__name__
+    if any(u.args[1] != 0 for u in node.users):
+        raise LoweringError(f"no Triton lowering for the indices of {node.target}")
+    rank = val(x).dim()
+    dim = norm_dims(args.get("dim", -1), max(rank, 1))[0] if rank else 0
+    descending = bool(args.get("largest", True)) if name == "topk" else bool(args.get("descending", False))
+    kept = [d for d in range(rank) if d != dim]
+    kname = ctx.fresh(f"_{name}")
+    pad = "float('-inf')" if descending else "float('inf')"
+    params = ["x_ptr", "y_ptr", "n_rows", "R", "K", *[f"ks{i}" for i in range(len(kept))],
+              *[f"kx{i}" for i in range(len(kept))], *[f"ky{i}" for i in range(len(kept))], "rx", "ry",
+              "BLOCK_R: tl.constexpr"]
+    from kernelevolve.lowering.indexing import decompose
+
+    lines = ["    o = tl.program_id(0).to(tl.int64)",
+             *decompose("o", [f"ks{i}" for i in range(len(kept))],
+                        {"xb": [f"kx{i}" for i in range(len(kept))], "yb": [f"ky{i}" for i in range(len(kept))]}, "k"),
+             "    r = tl.arange(0, BLOCK_R)",
+             f"    v = tl.load(x_ptr + xb + r * rx, mask=r < R, other={pad}).to(tl.float32)",
+             f"    s = tl.sort(v[None, :], dim=1, descending={descending})",
+             "    tl.store(y_ptr + yb + r[None, :] * ry, _cast_out(s, y_ptr), mask=(r < K)[None, :])"]
+    ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):",
+                                  f"    # {name} along dim {dim}{' descending' if descending else ''}", *lines]))
+    out_value = val(node)[0]
+    y = ctx.fresh("buf")
+    ctx.empty(y, node, out_value)
+    xv = ctx.tensor(x)
+    k = ctx.sym(args["k"]) if name == "topk" else f"{xv}.shape[{dim}]"
+    launch = [xv, y, " * ".join(f"{xv}.shape[{d}]" for d in kept) or "1", f"{xv}.shape[{dim}]", k]
+    launch += [f"{xv}.shape[{d}]" for d in kept] + [f"{xv}.stride({d})" for d in kept]
+    launch += [f"{y}.stride({d})" for d in kept] + [f"{xv}.stride({dim})", f"{y}.stride({dim})"]
+    launch += [f"BLOCK_R=triton.next_power_of_2({xv}.shape[{dim}])"]
+    ctx.launch(f"{kname}[(max(1, {launch[2]}),)]", launch)
+    ctx.multi[node.name] = [y, y]
+
+
+EMITTERS.update({"sort": emit_sort, "topk": emit_sort})

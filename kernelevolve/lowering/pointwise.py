@@ -18,6 +18,7 @@ from kernelevolve.lowering.context import Context, compute_type, packet, val
 from kernelevolve.lowering.errors import LoweringError
 from kernelevolve.lowering.pointwise_ops import COMPARISONS, OPS, lit
 
+TENSOR_OPERANDS = {"fmod", "remainder", "atan2", "hypot"}
 CONSTANT_OPS = {"scalar_tensor", "full", "full_like", "zeros_like", "ones_like", "fill"}
 
 
@@ -121,6 +122,8 @@ def body(group: Group, names: dict[str, str], block_shape: str) -> tuple[list[st
                         text = f"{text}.to({cast_to})"
             elif isinstance(a, (bool, int, float)):
                 text = lit(a)
+                if name in TENSOR_OPERANDS:  # helpers that branch on their operands need tensors
+                    text = f"tl.full({block_shape}, {text}, {cast_to})"
                 if isinstance(a, (int, float)) and not isinstance(a, bool) and arg_name == "exponent":
                     kw["_scalar_exponent"] = a
             elif isinstance(a, (list, tuple)) or a is None or isinstance(a, (torch.dtype, torch.layout,

@@ -17,7 +17,7 @@ from kernelevolve.lowering.context import Context, compute_type, packet, val
 from kernelevolve.lowering.indexing import decompose, norm_dims, schema_args
 from kernelevolve.lowering.prologue import Source
 
-KINDS = {"sum": "sum", "mean": "mean", "prod": "prod", "amax": "max", "amin": "min", "var": "var",
+KINDS = {"sum": "sum", "mean": "mean", "prod": "prod", "amax": "max", "amin": "min", "var": "var", "var_mean": "var",
          "argmax": "argmax", "argmin": "argmin", "max": "max", "min": "min", "any": "any", "all": "all"}
 
 
@@ -70,7 +70,8 @@ def emit(ctx: Context, node: Node) -> None:
     ks = [f"ks{i}" for i in range(len(kept))]
     rs = [f"rs{i}" for i in range(len(red))]
     kx, rx = src.stride_params(kept, "b"), src.stride_params(red, "r")
-    outs = ["out_ptr"] + (["idx_ptr"] if indexed and name in ("max", "min") else [])
+    outs = ["out_ptr"] + (["idx_ptr"] if indexed and name in ("max", "min") else []) + \
+        (["mean_ptr"] if name == "var_mean" else [])
     params = [*src.ptr_params(), *outs, "n_rows", "R", "correction", *ks, *sum(kx.values(), []), *rs,
               *sum(rx.values(), []), "BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr"]
     init = {"sum": "0", "mean": "0", "var": "0", "prod": "1", "any": "0", "all": "1"}.get(kind) or \
@@ -109,6 +110,8 @@ def emit(ctx: Context, node: Node) -> None:
                 "        d = tl.where(m, v - mean[:, None], 0.0)", "        acc += d * d",
                 "    res = tl.sum(acc, axis=1) / (R - correction)",
                 "    tl.store(out_ptr + o, _cast_out(res, out_ptr), mask=o_mask)"]
+        if name == "var_mean":
+            body.append("    tl.store(mean_ptr + o, _cast_out(mean, mean_ptr), mask=o_mask)")
     else:
         combine = {"sum": "acc + v", "mean": "acc + v", "prod": "acc * v", "max": "tl.maximum(acc, v)",
                    "min": "tl.minimum(acc, v)", "any": "tl.maximum(acc, v)", "all": "tl.minimum(acc, v)"}[kind]

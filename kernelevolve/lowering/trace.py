@@ -24,8 +24,10 @@ from kernelevolve.lowering.errors import LoweringError
 aten = torch.ops.aten
 # Ops that core ATen keeps but the lowering handles as their decompositions (pointwise + reductions).
 EXTRA_DECOMPOSITIONS = (
-    aten.var_mean.correction, aten.linalg_vector_norm.default, aten.native_dropout.default, aten.hardtanh.default,
-    aten.elu.default, aten.embedding.default,
+    aten.linalg_vector_norm.default, aten.native_dropout.default, aten.hardtanh.default,
+    aten.elu.default, aten.embedding.default, aten.upsample_nearest1d.vec, aten.upsample_nearest2d.vec,
+    aten.upsample_nearest3d.vec, aten.upsample_bilinear2d.vec, aten.upsample_linear1d.vec,
+    aten.upsample_trilinear3d.vec, aten.upsample_bicubic2d.vec,
 )
 
 
@@ -43,6 +45,7 @@ class Traced:
     # repr(constructor args) -> the state's shapes under them (the traced args under ``init_key``)
     state_shapes: dict[str, dict[str, tuple[tuple[int, ...], str, bool]]] = field(default_factory=dict)
     init_key: str = ""
+    production_sizes: dict[Any, int] = field(default_factory=dict)  # size symbol -> production value
 
 
 def decomposition_table() -> dict:
@@ -59,8 +62,10 @@ def decomposition_table() -> dict:
     return table
 
 
-def trace_spec(spec_path: str | Path) -> Traced:
-    """Load the spec, build its reference from its init inputs and trace it on its first test case."""
+def trace_spec(spec_path: str | Path, production_sizes: bool = False) -> Traced:
+    """Load the spec, build its reference from its test-case constructor args and trace it on a case
+    covering its test cases; ``production_sizes`` also records the sizes of its production case (read on
+    the meta device, so nothing is allocated) for choosing block sizes."""
     from evaluators.spec import SpecError, load_spec
 
     try:
@@ -76,14 +81,36 @@ def trace_spec(spec_path: str | Path) -> Traced:
     traced.state_shapes[traced.init_key] = _shapes(model, traced)
     prod_args = _init_args(spec, "prod")
     if list(prod_args) != list(test_args):
-        try:
-            with torch.device("meta"):
-                big = spec.reference_cls(*prod_args)
-            traced.state_shapes[repr(tuple(prod_args))] = _shapes(big, traced)
-        except Exception:  # noqa: BLE001 - a reference that cannot be built on meta gets the traced shapes only
-            pass
+        add_state_shapes(traced, spec.reference_cls, prod_args)
     traced.arg_names = _forward_names(model, len(traced.user_inputs)) or list(traced.user_inputs)
+    if production_sizes:
+        _record_production_sizes(traced, spec, prod_args)
     return traced
+
+
+def _record_production_sizes(traced: Traced, spec: Any, prod_args: list[Any]) -> None:
+    """symbol -> its value in the production case: each input dim and parameter dim that is a bare symbol."""
+    try:
+        with torch.device("meta"):
+            raw = spec.get_inputs()
+    except Exception:  # noqa: BLE001 - optional: block sizes then follow the traced case
+        return
+    case = list(raw) if isinstance(raw, (list, tuple)) and not (raw and isinstance(raw[0], (list, tuple))) else None
+    if case is None or len(case) != len(traced.user_inputs):
+        return
+    placeholders = {n.name: n for n in traced.graph.nodes if n.op == "placeholder"}
+    pairs = [(placeholders[name], value) for name, value in zip(traced.user_inputs, case, strict=True)]
+    shapes = traced.state_shapes.get(repr(tuple(prod_args)), {})
+    for name, (_kind, target) in traced.state.items():
+        if target in shapes:
+            pairs.append((placeholders[name], torch.empty(shapes[target][0], device="meta")))
+    for node, value in pairs:
+        fake = node.meta.get("val")
+        if not isinstance(fake, torch.Tensor) or not isinstance(value, torch.Tensor) or fake.dim() != value.dim():
+            continue
+        for size, prod in zip(fake.shape, value.shape, strict=True):
+            if isinstance(size, torch.SymInt) and size.node.expr.is_Symbol:
+                traced.production_sizes.setdefault(size.node.expr, int(prod))
 
 
 def _forward_names(model: torch.nn.Module, count: int) -> list[str]:
@@ -100,6 +127,17 @@ def _forward_names(model: torch.nn.Module, count: int) -> list[str]:
         n.isidentifier() and not keyword.iskeyword(n) and n not in ("self", "dev") and not n.startswith(("p_", "c_"))
         for n in names)
     return names if ok else []
+
+
+def add_state_shapes(traced: Traced, cls: type[torch.nn.Module], args: list[Any]) -> None:
+    """Record the parameter shapes ``cls(*args)`` has (built on the meta device, so production-sized
+    constructor args cost no memory); a reference that cannot be built there keeps the traced shapes only."""
+    try:
+        with torch.device("meta"):
+            model = cls(*args)
+    except Exception:  # noqa: BLE001 - optional: the candidate then knows the traced args only
+        return
+    traced.state_shapes[repr(tuple(args))] = _shapes(model, traced)
 
 
 def _shapes(model: torch.nn.Module, traced: Traced) -> dict[str, tuple[tuple[int, ...], str, bool]]:
