@@ -73,9 +73,19 @@ def matrix(state_dir: Path, files: list[Path]) -> list[dict[str, Any]]:
         row = coverage_row(meta, objects, Problem(f"{f.parent.name}/{f.stem}", f.parent.name), run)
         if run is not None and run.status == "failed" and not row["correct"]:
             row.update(status="failed", reason=str((run.config or {}).get("failure", "")))
-        row["shrunk"] = (run.config or {}).get("shrunk") if run else None
+        row["shrunk"] = _shrunk(objects, run)
         rows.append(row)
     return rows
+
+
+def _shrunk(objects: Any, run: Any) -> dict | None:
+    """The production sizes the cpu interpreter's test inputs were shrunk from (the run's first evaluation)."""
+    if run is None:
+        return None
+    if (run.config or {}).get("shrunk"):
+        return run.config["shrunk"]
+    ref = objects.node_prefix(run.run_id, 1) + "evaluation.json"
+    return ((objects.get_json(ref).get("extra") or {}).get("shrunk") or None) if objects.exists(ref) else None
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
