@@ -112,7 +112,7 @@ def best_cmd(run_id, out, fmt, state_dir, store_url, as_json) -> None:
 
     # checked before reading the store: nothing to undo. torch-library writes a package folder, the others a file
     if fmt != "torch-library" and Path(out).is_dir():
-        raise UserError(f"cannot write {out}: it is a folder; --format {fmt} writes a file")
+        raise UserError(f"cannot write {out} (from --out): it is a directory; --format {fmt} writes a file")
     out_path = (folder_to_create(out, "package folder", "--out") if fmt == "torch-library"
                 else output_file(out, "kernel file", "--out"))
     _, meta, objects = open_state(state_dir, store_url, create=False)
