@@ -15,6 +15,7 @@ import argparse
 import datetime as dt
 import fnmatch
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -88,6 +89,15 @@ def _shrunk(objects: Any, run: Any) -> dict | None:
     return ((objects.get_json(ref).get("extra") or {}).get("shrunk") or None) if objects.exists(ref) else None
 
 
+def _device(hw: str) -> str:
+    """The GPU and library versions the sweep ran with (the target name on a host without a GPU)."""
+    import torch
+    import triton
+
+    name = torch.cuda.get_device_name() if torch.cuda.is_available() else hw
+    return f"{name}, torch {torch.__version__}, triton {triton.__version__}"
+
+
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     from evaluators.result import geomean
 
@@ -97,26 +107,36 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         correct = sum(r["correct"] for r in mine)
         eager = [r["speedup_vs_eager"] for r in mine if r.get("speedup_vs_eager")]
         compiled = [r["speedup_vs_compile"] for r in mine if r.get("speedup_vs_compile")]
+        floors = [r["fraction_of_floor"] for r in mine if r.get("fraction_of_floor")]
         levels[level] = {"correct": correct, "total": len(mine), "rate": round(correct / len(mine), 3),
                          "goal": GOALS.get(level), "geomean_vs_eager": geomean(eager) if eager else None,
-                         "geomean_vs_compile": geomean(compiled) if compiled else None}
+                         "geomean_vs_compile": geomean(compiled) if compiled else None,
+                         "median_fraction_of_floor": statistics.median(floors) if floors else None}
     return levels
 
 
 def markdown(report: dict[str, Any]) -> str:
     lines = [f"# Any-op sweep on {report['hw']} (offline operator, budget {report['budget']})", "",
              f"{report['date']}, commit {report['commit']}, {report['seconds']:.0f} s: `{report['command']}`", "",
-             "| level | correct | rate | goal | geomean vs eager | geomean vs compile |", "|---|---|---|---|---|---|"]
+             f"Device: {report.get('device') or report['hw']}. Speedups are the best correct node's, from its final "
+             "re-measurement (interleaved, L2 flushed, medians; compile = a static `torch.compile` per case); "
+             "floor = minimal bytes / rated bandwidth or FLOPs / peak, whichever is larger.", "",
+             "| level | correct | rate | goal | geomean vs eager | geomean vs compile | median of floor |",
+             "|---|---|---|---|---|---|---|"]
     for level, s in report["levels"].items():
         fmt = (lambda v: f"{v:.2f}x" if v else "-")  # noqa: E731
+        floor = s.get("median_fraction_of_floor")
         lines.append(f"| {level} | {s['correct']}/{s['total']} | {s['rate']:.0%} | {s['goal']:.0%} | "
-                     f"{fmt(s['geomean_vs_eager'])} | {fmt(s['geomean_vs_compile'])} |")
-    lines += ["", "| problem | status | nodes | vs eager | vs compile | reason |", "|---|---|---|---|---|---|"]
+                     f"{fmt(s['geomean_vs_eager'])} | {fmt(s['geomean_vs_compile'])} | "
+                     f"{f'{floor:.2f}' if floor else '-'} |")
+    lines += ["", "| problem | status | nodes | vs eager | vs compile | of floor | reason |",
+              "|---|---|---|---|---|---|---|"]
     for r in report["rows"]:
         fmt = (lambda v: f"{v:.2f}x" if v else "-")  # noqa: E731
         reason = " ".join(str(r.get("reason") or "").split())[:160].replace("|", "/")
+        floor = r.get("fraction_of_floor")
         lines.append(f"| {r['op']} | {r['status']} | {r['nodes']} | {fmt(r.get('speedup_vs_eager'))} | "
-                     f"{fmt(r.get('speedup_vs_compile'))} | {reason} |")
+                     f"{fmt(r.get('speedup_vs_compile'))} | {f'{floor:.2f}' if floor else '-'} | {reason} |")
     return "\n".join(lines) + "\n"
 
 
@@ -144,7 +164,7 @@ def main() -> None:
     report = {"hw": args.hw, "budget": args.budget, "date": dt.datetime.now(dt.timezone.utc).isoformat("T", "seconds"),
               "commit": commit.strip(), "seconds": time.time() - started,
               "command": "python3 benchmarks/any_op_sweep.py " + " ".join(sys.argv[1:]),
-              "levels": summary(rows), "rows": rows}
+              "device": _device(args.hw), "levels": summary(rows), "rows": rows}
     text = markdown(report)
     if args.write:
         Path(args.write + ".json").write_text(json.dumps(report, indent=1) + "\n")

@@ -4,4 +4,5 @@ so this package runs alone on any GPU host."""
 # Part of every cached evaluation's key: bump it whenever a verdict could change for the same candidate
 # and spec. 0.2.0: specs' MEAN_ABS_ERR bound; a fresh-input call whose sizes differ from the first's.
 # 0.3.0: torch.compile baselines compiled per case with static shapes (the shared module went dynamic).
-EVALUATOR_VERSION = "0.3.0"
+# 0.3.1: the timing lead before each timed call is sized from the call's measured host time (timing.py).
+EVALUATOR_VERSION = "0.3.1"

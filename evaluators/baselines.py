@@ -15,9 +15,12 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+_HELD: set[tuple[str, int]] = set()  # (key, thread) claims this process holds
 
 
 def cache_key(spec_hash: str, case: str, device_name: str, versions: dict[str, str]) -> str:
@@ -44,12 +47,18 @@ class BaselineCache:
         if self.directory is None:
             yield
             return
+        mine = (key, threading.get_ident())
+        if mine in _HELD:  # flock is per open file: a nested claim of a held key would wait on itself forever
+            yield
+            return
         self.directory.mkdir(parents=True, exist_ok=True)
         with open(self.directory / f".{key}.lock", "a+") as handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            _HELD.add(mine)
             try:
                 yield
             finally:
+                _HELD.discard(mine)
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def drop(self, key: str) -> None:

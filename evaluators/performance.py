@@ -113,6 +113,7 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
             return {"cases": cases, "gpu": state, "screened": True, "phases": _rounded(clock.seconds)}
 
     cases: dict[str, Any] = {}
+    stale = False
     for name, inputs in inputs_by_case.items():
         fns: dict[str, Callable[[], object]] = {
             "candidate": lambda m=candidate, a=inputs: m(*a),
@@ -151,9 +152,8 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
                     # eager ran at a very different speed when the ratio was cached (a loaded or memory-starved
                     # GPU then, say): that ratio is not this session's; measure this case's compile afresh
                     cache.drop(keys[name])
-                    ratios[name] = None
-                    return measure(spec, cand_cls, candidate_path, device, compile_baseline, peaks, profile, ncu,
-                                   baseline_dir, None, target_ms)
+                    stale = True
+                    break  # leaves the claim first: re-measuring while holding it deadlocked every slot
         if profile and "profile" not in extra:
             with torch.no_grad(), exclusive_device(torch.cuda.current_device()), clock.phase("profile"):
                 extra["profile"] = {"case": name, **kernel_breakdown(fns["candidate"])}
@@ -161,6 +161,9 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
                 with clock.phase("profile"):
                     extra["ncu"] = {"case": name, **ncu_metrics(str(spec.path), candidate_path, name)}
         cases[name] = row
+    if stale:
+        return measure(spec, cand_cls, candidate_path, device, compile_baseline, peaks, profile, ncu,
+                       baseline_dir, None, target_ms)
     return {"cases": cases, "gpu": state, "screened": False, "phases": _rounded(clock.seconds), **extra}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import statistics
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,6 +16,13 @@ import torch
 # timed launch when the GPU reaches the start event. Without it, a short kernel's time includes the idle gap
 # while Python launches it (seen on an H200: swish on 1M floats read 6.1 us in one session, 18.5 in the next).
 HOST_LEAD_CYCLES = 200_000
+# The lead must outlast the host's work to enqueue the timed call. A reference built from many small ops, or
+# through torch.func (vjp), can take 0.3-0.6 ms of Python per call; with a fixed ~100 us lead that host time
+# leaked into its "device" time (rmsnorm_backward's eager read 0.62 ms on an H100 against ~0.1 ms of
+# kernels). So the lead is sized from each session's measured host time per call, with a margin.
+LEAD_MARGIN = 2.0
+MAX_LEAD_CYCLES = 40_000_000  # ~20 ms at 2 GHz: a call that needs more is host-bound whatever we do
+_FALLBACK_GPU_HZ = 2.0e9
 
 
 @dataclass
@@ -23,6 +31,7 @@ class Timing:
     iqr_ms: float
     reps: int
     samples_ms: list[float]
+    host_ms: float = 0.0  # host time to enqueue one call (a call that syncs inside includes its wait)
 
 
 def interleaved_timings(
@@ -45,6 +54,8 @@ def interleaved_timings(
         for _ in range(warmup):
             fn()
     torch.cuda.synchronize()
+    host = {name: _host_seconds(fn) for name, fn in fns.items()}
+    lead = lead_cycles(max(host.values()), _gpu_hz())
     if reps is None:
         reps = _choose_reps(fns, flush, target_ms_per_fn, min_reps, max_reps)
     names = list(fns)
@@ -53,7 +64,7 @@ def interleaved_timings(
         shift = rep % len(names)
         for name in names[shift:] + names[:shift]:
             flush.zero_()
-            torch.cuda._sleep(HOST_LEAD_CYCLES)  # see HOST_LEAD_CYCLES
+            torch.cuda._sleep(lead)  # see HOST_LEAD_CYCLES
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             fns[name]()
@@ -63,8 +74,31 @@ def interleaved_timings(
     out = {}
     for name, pairs in events.items():
         samples = [s.elapsed_time(e) for s, e in pairs]
-        out[name] = Timing(statistics.median(samples), _iqr(samples), len(samples), samples)
+        out[name] = Timing(statistics.median(samples), _iqr(samples), len(samples), samples, host[name] * 1e3)
     return out
+
+
+def lead_cycles(host_seconds: float, gpu_hz: float) -> int:
+    """GPU cycles to spin before a timed call so its launches are all queued when the start event fires."""
+    return int(min(MAX_LEAD_CYCLES, max(HOST_LEAD_CYCLES, LEAD_MARGIN * host_seconds * gpu_hz)))
+
+
+def _host_seconds(fn: Callable[[], object], calls: int = 3) -> float:
+    """Median host time to enqueue one call, each measured from an idle device."""
+    spans = []
+    for _ in range(calls):
+        torch.cuda.synchronize()
+        started = time.perf_counter()
+        fn()
+        spans.append(time.perf_counter() - started)
+    torch.cuda.synchronize()
+    return statistics.median(spans)
+
+
+def _gpu_hz() -> float:
+    """The SM clock in Hz where torch reports it (``clock_rate`` in kHz), else a 2 GHz guess."""
+    khz = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "clock_rate", 0) or 0
+    return float(khz) * 1e3 if khz else _FALLBACK_GPU_HZ
 
 
 def _flush_buffer() -> torch.Tensor:
