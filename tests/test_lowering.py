@@ -121,3 +121,55 @@ def test_search_drafts_from_the_lowering(ke, tmp_path: Path) -> None:
     best = tmp_path / "best.py"
     assert ke("best", summary["run_id"], "--out", str(best), "--state-dir", str(tmp_path / "state")).returncode == 0
     assert "Template lowering of pointwise_chain" in best.read_text(encoding="utf-8")
+
+
+PINNED_SPEC = '''
+import torch
+import torch.nn as nn
+
+hidden = 16
+
+
+class Model(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.norm = nn.LayerNorm(hidden)
+
+    def forward(self, x):
+        return self.norm(x) * 2.0
+
+
+def get_inputs():
+    return [torch.randn(8, hidden)]
+
+
+def get_init_inputs():
+    return [hidden]
+'''
+
+
+def test_sizes_the_trace_fixed_are_refused_at_other_constructor_args(tmp_path: Path) -> None:
+    """LayerNorm(hidden) pins the row length to the traced constructor arg. A candidate built with other
+    args used to run kernels shaped for the traced ones, out of bounds (a segfault in the simulator); the
+    forward now refuses them in one line, before any launch."""
+    import importlib.util
+
+    import torch
+
+    from evaluators.spec import load_spec
+    from kernelevolve.lowering import lower_traced
+    from kernelevolve.lowering.trace import add_state_shapes, trace_spec
+
+    spec_path = tmp_path / "pinned.py"
+    spec_path.write_text(PINNED_SPEC, encoding="utf-8")
+    traced = trace_spec(spec_path)
+    add_state_shapes(traced, load_spec(spec_path).reference_cls, [32])
+    candidate = tmp_path / "lowered.py"
+    candidate.write_text(lower_traced(traced, "pinned"), encoding="utf-8")
+    module_spec = importlib.util.spec_from_file_location("lowered_pinned", candidate)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    model = module.TritonModel(32)
+    with pytest.raises(ValueError, match=r"norm.weight has size 32 at dim 0, but the lowering was traced with it "
+                                         r"fixed at 16"):
+        model(torch.randn(8, 32))

@@ -39,11 +39,34 @@ def _init_lines(ctx: Context) -> list[str]:
     return lines
 
 
+def _pin_guard(ctx: Context) -> list[str]:
+    """A first forward line refusing inputs or state whose sizes differ where the trace fixed them."""
+    import torch
+
+    names = dict(zip(ctx.traced.user_inputs, ctx.traced.arg_names or ctx.traced.user_inputs, strict=True))
+    checks = []
+    for node in ctx.traced.graph.nodes:
+        fake = node.meta.get("val") if node.op == "placeholder" else None
+        if not isinstance(fake, torch.Tensor) or not node.users:
+            continue
+        dims = tuple((d, int(size)) for d, size in enumerate(fake.shape)
+                     if not isinstance(size, torch.SymInt) or size.node.expr.is_number)
+        if not dims:
+            continue
+        if node.name in names:
+            checks.append(f"({names[node.name]}, {names[node.name]!r}, {dims!r})")
+        elif node.name in ctx.traced.state:
+            kind, target = ctx.traced.state[node.name]
+            getter = "get_parameter" if kind == "parameter" else "get_buffer"
+            checks.append(f"(self.{getter}({target!r}), {target!r}, {dims!r})")
+    return [f"_pinned_sizes([{', '.join(checks)}])"] if checks else []
+
+
 def assemble(ctx: Context, op: str, summary: str) -> str:
     forward_args = ", ".join(["self", *(ctx.traced.arg_names or ctx.traced.user_inputs)])
     init = _init_lines(ctx)
     init_body = "\n".join(f"        {line}" for line in ["super().__init__()", *init])
-    forward = "\n".join(f"        {line}" if line else "" for line in ctx.forward)
+    forward = "\n".join(f"        {line}" if line else "" for line in [*_pin_guard(ctx), *ctx.forward])
     kernels = "\n\n\n".join(k.strip("\n") for k in ctx.kernels)
     host_text = forward + init_body + kernels
     used = runtime.helpers_used(host_text)

@@ -82,6 +82,16 @@ def _register(module, name, shape, dtype, parameter):
     else:
         module.register_buffer(leaf, tensor)
 ''',
+    "_pinned_sizes": '''
+def _pinned_sizes(checks):
+    """The trace fixed these sizes (the reference pinned them, or they came from its constructor args):
+    other sizes would run kernels shaped for the traced ones, out of bounds, so refuse them here."""
+    for tensor, name, dims in checks:
+        for dim, size in dims:
+            if tensor.shape[dim] != size:
+                raise ValueError(f"{name} has size {tensor.shape[dim]} at dim {dim}, but the lowering was traced "
+                                 f"with it fixed at {size}: lower again for these sizes")
+''',
 }
 DEPS = {"_copy_into": ["_copy_kernel"], "_copy": ["_copy_into"], "_contiguous": ["_copy"]}
 
