@@ -62,10 +62,15 @@ def decomposition_table() -> dict:
     return table
 
 
-def trace_spec(spec_path: str | Path, production_sizes: bool = False) -> Traced:
-    """Load the spec, build its reference from its test-case constructor args and trace it on a case
-    covering its test cases; ``production_sizes`` also records the sizes of its production case (read on
-    the meta device, so nothing is allocated) for choosing block sizes."""
+def trace_spec(spec_path: str | Path, production_sizes: bool = False, which: str = "test") -> Traced:
+    """Load the spec, build its reference from the ``which`` cases' constructor args and trace it on a case
+    covering those cases; ``production_sizes`` also records the sizes of its production case (read on
+    the meta device, so nothing is allocated) for choosing block sizes.
+
+    ``which`` is the case set the target checks candidates on: ``test`` on the CPU interpreter and the
+    simulated targets (shrunk copies of a KernelBench file's inputs), ``prod`` on a GPU. A size the trace
+    fixes (``LayerNorm(hidden)`` pins the row length to its constructor arg) is then fixed at the value the
+    checks and timings use."""
     from evaluators.spec import SpecError, load_spec
 
     try:
@@ -73,15 +78,16 @@ def trace_spec(spec_path: str | Path, production_sizes: bool = False) -> Traced:
     except SpecError as exc:
         raise LoweringError(str(exc)) from None
     torch.manual_seed(0)
-    test_args = _init_args(spec, "test")
+    test_args = _init_args(spec, which)
     model = spec.reference_cls(*test_args).eval()
-    cases = [tuple(c) for c in spec.cases("test").values()]
+    cases = [tuple(c) for c in spec.cases(which).values()]
     traced = trace_module(model, _covering_case(cases))
     traced.init_key = repr(tuple(test_args))
     traced.state_shapes[traced.init_key] = _shapes(model, traced)
     prod_args = _init_args(spec, "prod")
-    if list(prod_args) != list(test_args):
-        add_state_shapes(traced, spec.reference_cls, prod_args)
+    for other in (prod_args, _init_args(spec, "test")):
+        if list(other) != list(test_args) and repr(tuple(other)) not in traced.state_shapes:
+            add_state_shapes(traced, spec.reference_cls, other)
     traced.arg_names = _forward_names(model, len(traced.user_inputs)) or list(traced.user_inputs)
     if production_sizes:
         _record_production_sizes(traced, spec, prod_args)
