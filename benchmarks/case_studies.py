@@ -79,12 +79,16 @@ def run_op(op: str, hw: str, budget: int, strategy: str, out: Path, state: Path)
     files = (record["export"].get("kernel_files") or {}) if "error" not in record["export"] else {}
     record["finals"] = {}
     for node_id, path in files.items():  # every exported kernel, measured again in its own session
-        eval_args = ["eval", "--op", op, "--hw", hw, path, "--json", "--state-dir", str(state)]
-        final = ke(*eval_args)
-        record["commands"].append("ke " + " ".join(eval_args))
-        record["finals"][node_id] = json.loads(final.stdout) if final.stdout.strip() else {
-            "error": final.stderr.strip()}
+        record["finals"][node_id] = final_eval(record, path, state)
     return record
+
+
+def final_eval(record: dict[str, Any], kernel: str, state: Path) -> dict[str, Any]:
+    """``ke eval`` of one exported kernel in a new session; its command is added to the record's."""
+    eval_args = ["eval", "--op", record["op"], "--hw", record["hw"], kernel, "--json", "--state-dir", str(state)]
+    final = ke(*eval_args)
+    record["commands"].append("ke " + " ".join(eval_args))
+    return json.loads(final.stdout) if final.stdout.strip() else {"error": final.stderr.strip()}
 
 
 def remeasure(folder: Path, state: Path) -> None:
@@ -97,14 +101,8 @@ def remeasure(folder: Path, state: Path) -> None:
         files = (record.get("export") or {}).get("kernel_files") or {}
         record["finals_first"] = record.get("finals")  # kept for the record, not reported
         record["commands"] = [c for c in record["commands"] if not c.startswith("ke eval")]
-        for node_id, kernel in files.items():
-            kernel = str(folder / Path(kernel).name)  # the folder may have moved since the search
-            eval_args = ["eval", "--op", record["op"], "--hw", record["hw"], kernel, "--json",
-                         "--state-dir", str(state)]
-            final = ke(*eval_args)
-            record["commands"].append("ke " + " ".join(eval_args))
-            record["finals"][node_id] = json.loads(final.stdout) if final.stdout.strip() else {
-                "error": final.stderr.strip()}
+        for node_id, kernel in files.items():  # the folder may have moved since the search
+            record["finals"][node_id] = final_eval(record, str(folder / Path(kernel).name), state)
         record["remeasured"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         path.write_text(json.dumps(record, indent=1))
         print(f"re-measured {record['op']}: {len(files)} kernel(s)", flush=True)

@@ -61,7 +61,7 @@ def _checks_on_production(target: str) -> bool:
     from interpreters.targets import load_targets
 
     found = load_targets().get(target)
-    return bool(found and found.needs_device and not found.always_simulated)
+    return bool(found and found.runs_on_device(found.always_simulated))
 
 
 def lower_traced(traced: Traced, name: str, target: str = "") -> str:

@@ -174,3 +174,12 @@ class Context:
     def empty(self, var: str, node: Node, value: Any = None) -> None:
         value = val(node) if value is None else value
         self.line(f"{var} = torch.empty({self.shape(value)}, dtype={self.dtype(value.dtype)}, device={self.device})")
+
+    def empty_outputs(self, node: Node) -> list[str]:
+        """One fresh buffer per output of a (possibly multi-output) node, allocated in the forward."""
+        outputs = val(node) if isinstance(val(node), (list, tuple)) else [val(node)]
+        names = []
+        for value in outputs:
+            names.append(self.fresh("buf"))
+            self.empty(names[-1], node, value)
+        return names

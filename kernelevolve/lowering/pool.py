@@ -92,7 +92,7 @@ def emit(ctx: Context, node: Node) -> None:
     what = f"{name} kernel={ksize} stride={stride} padding={padding}" + (f" dilation={dilation}" if is_max else "")
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {what}", *lines]))
     xv = ctx.tensor(x)
-    vars_ = _allocate_outputs(ctx, node)
+    vars_ = ctx.empty_outputs(node)
     y = vars_[0]
     launch = [xv, y, vars_[1] if is_max else y, f"{y}.numel()", f"{xv}.shape[1]"]
     launch += [f"{xv}.shape[{2 + d}]" for d in sp] + [f"{y}.shape[{2 + d}]" for d in sp]
@@ -149,7 +149,7 @@ def emit_adaptive(ctx: Context, node: Node) -> None:
                   "    tl.store(y_ptr + offs, _cast_out((acc / count.to(tl.float32)), y_ptr), mask=mask)"]
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {name}", *lines]))
     xv = ctx.tensor(x)
-    vars_ = _allocate_outputs(ctx, node)
+    vars_ = ctx.empty_outputs(node)
     y = vars_[0]
     windows = [f"(-(-{xv}.shape[{2 + d}] // {y}.shape[{2 + d}]) + 1)" for d in sp]
     launch = [xv, y, vars_[1] if is_max else y, f"{y}.numel()", f"{xv}.shape[1]", " * ".join(windows)]
@@ -166,14 +166,3 @@ EMITTERS = {name: emit for name in ("max_pool2d_with_indices", "max_pool3d_with_
                                     "avg_pool2d", "avg_pool3d")}
 EMITTERS.update({name: emit_adaptive for name in ("_adaptive_avg_pool2d", "_adaptive_avg_pool3d",
                                                   "adaptive_max_pool2d", "adaptive_max_pool3d")})
-
-
-def _allocate_outputs(ctx: Context, node: Node) -> list[str]:
-    """One buffer per output of a pooling node (values, and indices for max pooling), named in the forward."""
-    outputs = val(node) if isinstance(val(node), (list, tuple)) else [val(node)]
-    names = []
-    for value in outputs:
-        name = ctx.fresh("buf")
-        ctx.empty(name, node, value)
-        names.append(name)
-    return names

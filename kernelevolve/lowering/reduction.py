@@ -125,12 +125,7 @@ def emit(ctx: Context, node: Node) -> None:
     kernel = "\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {name} over dims {red}{src.what}",
                         *head, *body])
     ctx.kernels.append(kernel)
-    outputs = val(node) if isinstance(val(node), (list, tuple)) else [val(node)]
-    vars_ = []
-    for value in outputs:
-        var = ctx.fresh("buf")
-        ctx.empty(var, node, value)
-        vars_.append(var)
+    vars_ = ctx.empty_outputs(node)
     correction = args.get("correction")
     corr = 1 if kind == "var" and correction is None else (correction or 0)
     launch = [*src.ptr_launch(), *vars_, f"{vars_[0]}.numel()", " * ".join(src.size(d) for d in red) or "1",
