@@ -184,3 +184,45 @@ def test_gpu_targets_trace_at_the_production_constructor_args() -> None:
         guard = next(line for line in lower_spec(spec, target).splitlines() if "_pinned_sizes([" in line)
         pinned[target] = guard.split("'norm.weight', ((0, ", 1)[1].split(")", 1)[0]
     assert pinned == {"h100": "2048", "cpu": "64", "mtia-v3": "64"}
+
+
+LOOP_SPEC = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x):
+        for _ in range(4):
+            x = torch.tanh(self.fc(x)) + x
+        return x
+
+
+def get_inputs():
+    return [torch.randn(8, 16)]
+
+
+def get_init_inputs():
+    return [16]
+'''
+
+
+def test_an_unrolled_loop_shares_one_kernel_per_distinct_body(ke, tmp_path: Path) -> None:
+    """A traced loop is unrolled (an LSTM over 256 steps: ~1,500 launch sites). Identical launch sites share
+    one kernel and one set of tunables, so Triton compiles it once; the candidate stays correct."""
+    spec = tmp_path / "loop.py"
+    spec.write_text(LOOP_SPEC, encoding="utf-8")
+    source = lower_spec(spec)
+    assert "1 kernel for 4 launch sites" in source
+    assert "def _matmul0(" in source and "def _matmul1(" not in source and "MATMUL1_" not in source
+    assert source.count("_matmul0[") == 4
+    candidate = tmp_path / "loop_lowered.py"
+    candidate.write_text(source, encoding="utf-8")
+    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json",
+                "--state-dir", str(tmp_path / "state"))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "ok", result.stdout

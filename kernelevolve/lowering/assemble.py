@@ -8,6 +8,7 @@ from kernelevolve.aten.lowering import _wrap_code
 from kernelevolve.aten.lowering.mathlib import helpers_for
 from kernelevolve.lowering import runtime
 from kernelevolve.lowering.context import Context
+from kernelevolve.lowering.dedupe import dedupe_kernels
 
 
 def _state_table(ctx: Context) -> str:
@@ -62,7 +63,13 @@ def _pin_guard(ctx: Context) -> list[str]:
     return [f"_pinned_sizes([{', '.join(checks)}])"] if checks else []
 
 
+def _count(ctx: Context, launches: int) -> str:
+    kernels = f"{len(ctx.kernels)} kernel" + ("s" if len(ctx.kernels) != 1 else "")
+    return kernels if launches == len(ctx.kernels) else f"{kernels} for {launches} launch sites"
+
+
 def assemble(ctx: Context, op: str, summary: str) -> str:
+    launches = dedupe_kernels(ctx)
     forward_args = ", ".join(["self", *(ctx.traced.arg_names or ctx.traced.user_inputs)])
     init = _init_lines(ctx)
     init_body = "\n".join(f"        {line}" for line in ["super().__init__()", *init])
@@ -86,7 +93,7 @@ def assemble(ctx: Context, op: str, summary: str) -> str:
     source = f'''"""
 ---
 op: {op}
-title: Template lowering of {op} ({len(ctx.kernels)} kernels)
+title: Template lowering of {op} ({_count(ctx, launches)})
 hardware: [any]
 tags: [lowering, generated]
 ---
