@@ -4,6 +4,11 @@ A row is the set of elements that differ only along the op's dims (the softmax d
 trailing dims, the scan dim). One program handles BLOCK_O rows and walks each row BLOCK_R elements at a
 time: softmax in three passes (max, sum of exponentials, write), layer norm in three (mean, variance,
 write), scans in one with a running carry. Input and output are addressed through their own strides.
+
+Loop accumulators are whole tiles reduced after the loop, and a scan's carry is its chunk's last prefix,
+never ``acc = acc + tl.sum(...)``: Triton 3.6's OptimizeThreadLocality pass asserts on that form when the
+loop's result has other than one use (three-pass softmax, a scan's unused carry), and the kernel fails to
+compile on a GPU ("PassManager::run failed") while the CPU interpreter runs it.
 """
 
 from __future__ import annotations
@@ -62,10 +67,10 @@ def emit_softmax(ctx: Context, node: Node) -> None:
     kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, kind, 1)
     load = src.load("m", "float('-inf')", "tl.float32", "        ")
     write = "v - mx[:, None] - tl.log(s)[:, None]" if log else "tl.exp(v - mx[:, None]) / s[:, None]"
-    body = ["    mx = tl.full([BLOCK_O], float('-inf'), tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
-            *load, "        mx = tl.maximum(mx, tl.max(v, axis=1))",
-            "    s = tl.zeros([BLOCK_O], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
-            *load, "        s += tl.sum(tl.where(m, tl.exp(v - mx[:, None]), 0.0), axis=1)",
+    body = ["    mx2 = tl.full([BLOCK_O, BLOCK_R], float('-inf'), tl.float32)", "    for r0 in range(0, R, BLOCK_R):",
+            *step, *load, "        mx2 = tl.maximum(mx2, v)", "    mx = tl.max(mx2, axis=1)",
+            "    s2 = tl.zeros([BLOCK_O, BLOCK_R], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
+            *load, "        s2 += tl.where(m, tl.exp(v - mx[:, None]), 0.0)", "    s = tl.sum(s2, axis=1)",
             "    for r0 in range(0, R, BLOCK_R):", *step, *load, f"        out = {write}",
             "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(out, y_ptr), mask=m)"]
     _finish(ctx, node, kname, params, head, body, launch, consts, grid, y,
@@ -122,8 +127,7 @@ def emit_scan(ctx: Context, node: Node) -> None:
             ("        c = tl.cumprod(v, axis=1) * carry[:, None]" if prod else
              "        c = tl.cumsum(v, axis=1) + carry[:, None]"),
             "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(c, y_ptr), mask=m)",
-            ("        carry = carry * tl.reduce(v, 1, _mul_combine)" if prod else
-             "        carry = carry + tl.sum(v, axis=1)")]
+            "        carry = tl.sum(tl.where((r == r0 + BLOCK_R - 1)[None, :], c, tl.zeros_like(c)), axis=1)"]
     _finish(ctx, node, kname, params, head, body, launch, consts, grid, y,
             f"{packet(node)} along dims {red}{src.what}")
 
