@@ -17,11 +17,13 @@ from typing import Any
 import torch
 
 from evaluators.candidate import CandidateError, build_pair, flatten_outputs, load_candidate_class
+from evaluators.exactness import as_exact_as_reference, exact_outputs
 from evaluators.guard import ForwardGuard, install_launch_hooks, integrity_fingerprint, threads_started
 from evaluators.result import CaseResult
 from evaluators.spec import Case, OperatorSpec
 
 FRESH_SEED_OFFSET = 7919
+TOLERANCE_MISS = "exceeds atol"  # compare's wording for an output outside the fixed tolerance
 
 
 class Rejected(Exception):
@@ -195,11 +197,17 @@ def judge(
     references = references or (lambda seed: reference_outputs(spec, which, device, seed))
     results: dict[str, CaseResult] = {}
     for seed in seeds:
+        exact: list = []  # this seed's float64 reference, computed only if an fp32 output misses the tolerance
         for name, pair in references(seed).items():
             result = results.setdefault(name, CaseResult(name=name, max_abs_err=0.0))
-            for call, expected in zip(("1", "2"), pair, strict=True):
+            for index, (call, expected) in enumerate(zip(("1", "2"), pair, strict=True)):
                 got = outputs.get(f"{seed}/{name}/{call}")
                 ok, err, why = compare(got, expected, spec)
+                if not ok and TOLERANCE_MISS in why and any(e.dtype == torch.float32 for e in expected):
+                    if not exact:
+                        exact.append(exact_outputs(spec, which, device, seed, make_inputs, FRESH_SEED_OFFSET))
+                    ok = bool(exact[0] and name in exact[0]
+                              and as_exact_as_reference(got, expected, exact[0][name][index], spec))
                 result.max_abs_err = max(result.max_abs_err or 0.0, err)
                 if not ok and result.status == "ok":
                     label = "fresh-input call" if call == "2" else "first call"
@@ -238,7 +246,7 @@ def compare(
         err = float(diff.max()) if diff.numel() else 0.0
         worst = max(worst, err)
         if not torch.allclose(g64, e64, atol=atol, rtol=rtol, equal_nan=True):
-            return False, worst, f"output #{i}: max abs error {err:.3g} exceeds atol={atol:g}, rtol={rtol:g}"
+            return False, worst, f"output #{i}: max abs error {err:.3g} {TOLERANCE_MISS}={atol:g}, rtol={rtol:g}"
         bound = spec.mean_abs_err.get(e.dtype)
         if bound is not None and diff.numel() and float(diff.mean()) > bound:
             return False, worst, (f"output #{i}: mean abs error {float(diff.mean()):.3g} exceeds the spec's "

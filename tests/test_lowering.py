@@ -226,3 +226,43 @@ def test_an_unrolled_loop_shares_one_kernel_per_distinct_body(ke, tmp_path: Path
                 "--state-dir", str(tmp_path / "state"))
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["status"] == "ok", result.stdout
+
+
+SPLIT_SPEC = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, y):
+        return torch.mean((x - y) ** 2), x.sum(dim=1), torch.amax(x.abs(), dim=(0, 1)), (x > 3).any()
+
+
+def get_inputs():
+    return [torch.randn(4, 65536), torch.randn(4, 65536)]
+
+
+def get_test_inputs():
+    return get_inputs()
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_reduction_to_few_outputs_is_split_across_programs(ke, tmp_path: Path) -> None:
+    """On a GPU, a full reduction (an MSE loss) in one program reads the whole tensor at one SM's bandwidth:
+    the lowering splits it into partials over SPLIT programs and a combining kernel. Checked by the real
+    evaluator on the interpreter, which itself keeps one program per output block."""
+    spec = tmp_path / "full_reductions.py"
+    spec.write_text(SPLIT_SPEC, encoding="utf-8")
+    source = lower_spec(spec, "h100")
+    assert "REDUCE0_SPLIT = 32" in source and "def _combine3(" in source
+    assert "_SPLIT" not in lower_spec(spec, "cpu")
+    candidate = tmp_path / "split_lowered.py"
+    candidate.write_text(source, encoding="utf-8")
+    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json",
+                "--state-dir", str(tmp_path / "state"))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "ok", result.stdout

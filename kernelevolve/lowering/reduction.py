@@ -9,6 +9,7 @@ place; the output is contiguous with the kept dims in order, so its offset is th
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 from torch.fx import Node
@@ -39,6 +40,72 @@ def _extreme(kind: str, dtype: torch.dtype) -> str:
         return "0" if low else "1"
     info = torch.iinfo(dtype)
     return str(info.min if low else info.max)
+
+
+COMBINE = {"sum": "acc + v", "mean": "acc + v", "prod": "acc * v", "max": "tl.maximum(acc, v)",
+           "min": "tl.minimum(acc, v)", "any": "tl.maximum(acc, v)", "all": "tl.minimum(acc, v)"}
+PARTIAL = {"sum": "tl.sum(acc, axis=1)", "mean": "tl.sum(acc, axis=1)", "prod": "tl.reduce(acc, 1, _mul_combine)",
+           "max": "tl.max(acc, axis=1)", "min": "tl.min(acc, axis=1)", "any": "tl.max(acc, axis=1)",
+           "all": "tl.min(acc, axis=1)"}
+FINISH = {"mean": " / R", "any": " != 0", "all": " != 0"}
+FINISH = {kind: FINISH.get(kind, "") for kind in COMBINE}
+PARTIAL_DTYPES = {"tl.float32": "torch.float32", "tl.float64": "torch.float64", "tl.int64": "torch.int64",
+                  "tl.int32": "torch.int32"}
+TARGET_PROGRAMS = 512  # about four programs per SM of an H100 (132 SMs)
+
+
+def bo_value(ctx: Context, name: str) -> int:
+    return next(value for tunable, value, _ in ctx.tunables if tunable == name)
+
+
+def _split(n_out: int, bo: int, n_red: int, min_per_program: int = 8192) -> int:
+    """Programs per output block when too few output blocks would occupy the GPU: a full reduction (MSE
+    loss, a Frobenius norm) in one program reads a whole tensor at one SM's bandwidth."""
+    programs, split = max(1, -(-n_out // bo)), 1
+    while programs * split * 2 <= TARGET_PROGRAMS and n_red // (split * 2) >= min_per_program and split < 1024:
+        split *= 2
+    return split
+
+
+def _emit_split(ctx: Context, node: Node, kname: str, tag: str, kind: str, name: str, red: list[int], src: Any,
+                params: list[str], head: list[str], step: list[str], init: str, acc: str, bo: str, br: str,
+                warps: str, split: int) -> None:
+    """Two kernels: SPLIT programs per output block each reduce one CHUNK of the reduced elements into a
+    partial (the accumulator's dtype), then one program per output block combines the SPLIT partials."""
+    split_name = ctx.tunable(f"{tag}_SPLIT", split, "programs sharing each output's reduction; a power of two")
+    params = ["part_ptr" if p == "out_ptr" else p for p in params]  # combine kinds have no other output
+    params.insert(params.index("correction"), "CHUNK")
+    body = [f"    acc = tl.full([BLOCK_O, BLOCK_R], {init}, {acc})",
+            "    r_lo = tl.program_id(1).to(tl.int64) * CHUNK",
+            "    for r0 in range(r_lo, r_lo + CHUNK, BLOCK_R):", *step, f"        acc = {COMBINE[kind]}",
+            f"    tl.store(part_ptr + tl.program_id(1).to(tl.int64) * n_rows + o, {PARTIAL[kind]}, mask=o_mask)"]
+    ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):",
+                                   f"    # {name} over dims {red}{src.what}: one chunk's partial", *head, *body]))
+    combine = ctx.fresh("_combine")
+    ctag = combine.lstrip("_").upper()
+    cbo = ctx.tunable(f"{ctag}_BLOCK_O", 16, "outputs per program")
+    final = PARTIAL[kind] + FINISH[kind]
+    ctx.kernels.append("\n".join([
+        "@triton.jit", f"def {combine}(part_ptr, out_ptr, n_rows, R, SPLIT: tl.constexpr, BLOCK_O: tl.constexpr):",
+        f"    # {name}: the SPLIT partials of each output combined",
+        "    o = tl.program_id(0).to(tl.int64) * BLOCK_O + tl.arange(0, BLOCK_O)", "    o_mask = o < n_rows",
+        "    s = tl.arange(0, SPLIT).to(tl.int64)",
+        f"    acc = tl.load(part_ptr + s[None, :] * n_rows + o[:, None], mask=o_mask[:, None], other={init})",
+        f"    res = {final}", "    tl.store(out_ptr + o, _cast_out(res, out_ptr), mask=o_mask)"]))
+    [out] = ctx.empty_outputs(node)
+    part = ctx.fresh("buf")
+    reduced = " * ".join(src.size(d) for d in red) or "1"
+    ctx.line(f"{part} = torch.empty(({split_name}, {out}.numel()), dtype={PARTIAL_DTYPES[acc]}, device={ctx.device})")
+    kept = [d for d in range(val(node.args[0]).dim()) if d not in red]
+    launch = [*src.ptr_launch(), part, f"{out}.numel()", reduced,
+              f"triton.cdiv(triton.cdiv({reduced}, {split_name}), {br}) * {br}", "0"]
+    launch += [src.size(d) for d in kept] + src.stride_launch(kept)
+    launch += [src.size(d) for d in red] + src.stride_launch(red)
+    launch += [f"BLOCK_O={bo}", f"BLOCK_R={br}", f"num_warps={warps}"]
+    ctx.launch(f"{kname}[(max(1, triton.cdiv({out}.numel(), {bo})), {split_name})]", launch)
+    ctx.launch(f"{combine}[(max(1, triton.cdiv({out}.numel(), {cbo})),)]",
+               [part, out, f"{out}.numel()", reduced, f"SPLIT={split_name}", f"BLOCK_O={cbo}"])
+    ctx.bind(node, out)
 
 
 def emit(ctx: Context, node: Node) -> None:
@@ -113,14 +180,13 @@ def emit(ctx: Context, node: Node) -> None:
         if name == "var_mean":
             body.append("    tl.store(mean_ptr + o, _cast_out(mean, mean_ptr), mask=o_mask)")
     else:
-        combine = {"sum": "acc + v", "mean": "acc + v", "prod": "acc * v", "max": "tl.maximum(acc, v)",
-                   "min": "tl.minimum(acc, v)", "any": "tl.maximum(acc, v)", "all": "tl.minimum(acc, v)"}[kind]
-        final = {"sum": "tl.sum(acc, axis=1)", "mean": "tl.sum(acc, axis=1) / R",
-                 "prod": "tl.reduce(acc, 1, _mul_combine)", "max": "tl.max(acc, axis=1)",
-                 "min": "tl.min(acc, axis=1)", "any": "tl.max(acc, axis=1) != 0",
-                 "all": "tl.min(acc, axis=1) != 0"}[kind]
+        split = 1 if ctx.interpreter or acc not in PARTIAL_DTYPES else _split(n_out, bo_value(ctx, bo), n_red)
+        if split > 1:
+            _emit_split(ctx, node, kname, tag, kind, name, red, src, params, head, step, init, acc, bo, br, warps,
+                        split)
+            return
         body = [f"    acc = tl.full([BLOCK_O, BLOCK_R], {init}, {acc})", "    for r0 in range(0, R, BLOCK_R):",
-                *step, f"        acc = {combine}", f"    res = {final}",
+                *step, f"        acc = {COMBINE[kind]}", f"    res = {PARTIAL[kind]}{FINISH[kind]}",
                 "    tl.store(out_ptr + o, _cast_out(res, out_ptr), mask=o_mask)"]
     kernel = "\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {name} over dims {red}{src.what}",
                         *head, *body])
