@@ -28,7 +28,7 @@ from evaluators.candidate import build_pair
 from evaluators.correctness import compare, flatten_outputs, make_inputs
 from evaluators.device_lock import exclusive_device
 from evaluators.profiling import kernel_breakdown, ncu_available, ncu_metrics
-from evaluators.roofline import Peaks, analyse, compute_dtype
+from evaluators.roofline import Peaks, analyse, compute_dtype, default_work
 from evaluators.spec import OperatorSpec
 from evaluators.timing import Timing, gpu_state, interleaved_timings
 
@@ -102,8 +102,10 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
             row[f"{label}_ms"], row[f"{label}_iqr_ms"], row[f"{label}_reps"] = t.median_ms, t.iqr_ms, t.reps
         if target_peaks is not None:
             inputs = inputs_by_case[name]
-            row["roofline"] = analyse(spec.flops(inputs), spec.bytes(inputs), compute_dtype(inputs),
-                                      row["candidate_ms"], target_peaks)
+            flops, nbytes = spec.flops(inputs), spec.bytes(inputs)
+            if flops is None and nbytes is None:
+                flops, nbytes = default_work(reference, inputs)
+            row["roofline"] = analyse(flops, nbytes, compute_dtype(inputs), row["candidate_ms"], target_peaks)
         return row
 
     if screen_below is not None and (not compile_baseline or all(ratios.values())):

@@ -2,6 +2,11 @@
 
 floor = max(bytes / DRAM bandwidth, FLOPs / peak rate for the dtype, launch overhead). The larger of the
 first two names the bottleneck, unless the measured time is so short that launch latency dominates.
+
+A spec states its work with FLOPS/BYTES. One that does not (a user's file, a KernelBench-format problem) gets
+``default_work``: every input, parameter and buffer read once and every output written once, and the matmul,
+conv and attention FLOPs torch's FlopCounterMode counts in one reference forward. Intermediates are left out,
+so it is a lower bound on the work; without it the floor was the launch overhead alone (4 us).
 """
 
 from __future__ import annotations
@@ -34,6 +39,32 @@ def compute_dtype(case: tuple) -> str:
         if isinstance(arg, torch.Tensor) and arg.is_floating_point():
             return DTYPE_KEYS.get(arg.dtype, "fp32")
     return "fp32"
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v)]
+    return []
+
+
+def default_work(reference: torch.nn.Module, inputs: tuple) -> tuple[float | None, float]:
+    """(FLOPs or None, bytes) of one forward of ``reference`` on ``inputs``, for a spec without FLOPS/BYTES."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    state = [*reference.parameters(), *reference.buffers()]
+    counter = FlopCounterMode(display=False)
+    try:
+        with torch.no_grad(), counter:
+            outputs = reference(*inputs)
+        flops = counter.get_total_flops()
+    except Exception:  # noqa: BLE001 - an op the counter cannot follow: the floor keeps the bytes it knows
+        outputs, flops = (), 0
+    nbytes = sum(t.numel() * t.element_size() for t in [*_tensors(inputs), *state, *_tensors(outputs)])
+    return (float(flops) if flops else None), float(nbytes)
 
 
 def analyse(flops: float | None, nbytes: float | None, dtype: str, measured_ms: float | None,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evaluators.baselines import BaselineCache, cache_key
-from evaluators.roofline import Peaks, analyse
+from evaluators.roofline import Peaks, analyse, default_work
 
 H100 = Peaks(dram_gbps=3350, tflops={"fp32": 67, "fp16": 989.4}, launch_overhead_us=4.0)
 
@@ -59,3 +59,17 @@ def test_spec_extra_baselines_are_checked_against_the_reference() -> None:
         assert _agrees(spec, baselines["conv2d_channels_last"], reference, case)
         assert not _agrees(spec, lambda x: reference(x) + 0.1, reference, case)
     assert load_spec(resolve_op("swish")).extra_baselines is None
+
+
+def test_a_spec_without_flops_or_bytes_gets_its_reference_work() -> None:
+    """A KernelBench-format file states no FLOPS/BYTES; its floor used to be the launch overhead alone."""
+    import torch
+
+    torch.manual_seed(0)
+    reference = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU())
+    x = torch.randn(16, 64)
+    flops, nbytes = default_work(reference, (x,))
+    assert flops == 2 * 16 * 64 * 32  # the addmm; the relu is not counted (a lower bound)
+    assert nbytes == 4 * (16 * 64 + 32 * 64 + 32 + 16 * 32)  # input, weight, bias, output
+    floor = analyse(flops, nbytes, "fp32", 1.0, Peaks(3350.0, {"fp32": 67.0}, 4.0))
+    assert floor["memory_floor_ms"] > 0 and floor["floor_ms"] == 0.004  # tiny: the launch still dominates
