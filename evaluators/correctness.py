@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from evaluators.candidate import CandidateError, build_pair, flatten_outputs, load_candidate_class
-from evaluators.exactness import as_exact_as_reference, exact_outputs
+from evaluators.exactness import as_exact_as_reference, as_float64
 from evaluators.guard import ForwardGuard, install_launch_hooks, integrity_fingerprint, threads_started
 from evaluators.result import CaseResult
 from evaluators.spec import Case, OperatorSpec
@@ -174,19 +174,29 @@ def _nan_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
 References = Callable[[int], dict[str, tuple[list[torch.Tensor], list[torch.Tensor]]]]
 
 
-def reference_outputs(spec: OperatorSpec, which: str, device: str, seed: int
+def reference_outputs(spec: OperatorSpec, which: str, device: str, seed: int, exact: bool = False
                       ) -> dict[str, tuple[list[torch.Tensor], list[torch.Tensor]]]:
-    """case -> (reference outputs on the first inputs, on the fresh inputs) for one seed, on ``device``."""
+    """case -> (reference outputs on the first inputs, on the fresh inputs) for one seed, on ``device``;
+    ``exact``: the module and every floating input in float64 (the judge's second opinion, exactness.py)."""
+    cast = as_float64 if exact else (lambda case: case)
     first = make_inputs(spec, which, device, seed)
     fresh = make_inputs(spec, which, device, seed + FRESH_SEED_OFFSET)
     torch.manual_seed(seed)
-    reference = spec.reference_cls(*spec.init_args(which)).to(device).eval()
+    reference = spec.reference_cls(*spec.init_args(which)).to(device)
+    reference = (reference.double() if exact else reference).eval()
     expected = {}
     with torch.no_grad():
         for name in first:
-            expected[name] = ([t.detach() for t in flatten_outputs(reference(*first[name]))],
-                              [t.detach() for t in flatten_outputs(reference(*fresh[name]))])
+            expected[name] = ([t.detach() for t in flatten_outputs(reference(*cast(first[name])))],
+                              [t.detach() for t in flatten_outputs(reference(*cast(fresh[name])))])
     return expected
+
+
+def _exact_or_none(spec: OperatorSpec, which: str, device: str, seed: int) -> dict | None:
+    try:
+        return reference_outputs(spec, which, device, seed, exact=True)
+    except Exception:  # noqa: BLE001 - a reference tied to its dtypes simply gets no second opinion
+        return None
 
 
 def judge(
@@ -205,7 +215,7 @@ def judge(
                 ok, err, why = compare(got, expected, spec)
                 if not ok and TOLERANCE_MISS in why and any(e.dtype == torch.float32 for e in expected):
                     if not exact:
-                        exact.append(exact_outputs(spec, which, device, seed, make_inputs, FRESH_SEED_OFFSET))
+                        exact.append(_exact_or_none(spec, which, device, seed))
                     ok = bool(exact[0] and name in exact[0]
                               and as_exact_as_reference(got, expected, exact[0][name][index], spec))
                 result.max_abs_err = max(result.max_abs_err or 0.0, err)

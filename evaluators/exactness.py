@@ -19,39 +19,18 @@ from typing import Any
 
 import torch
 
-from evaluators.candidate import flatten_outputs
 from evaluators.spec import OperatorSpec
 
 SLACK = 2.0  # candidate error allowed, in units of the reference's own worst error against float64
 
 
-def _double(value: Any) -> Any:
+def as_float64(value: Any) -> Any:
+    """A case with every floating tensor in float64 (other arguments as they are)."""
     if isinstance(value, torch.Tensor) and value.is_floating_point():
         return value.double()
     if isinstance(value, (list, tuple)):
-        return type(value)(_double(v) for v in value)
+        return type(value)(as_float64(v) for v in value)
     return value
-
-
-Outputs = dict[str, tuple[list[torch.Tensor], list[torch.Tensor]]]
-
-
-def exact_outputs(spec: OperatorSpec, which: str, device: str, seed: int, make_inputs: Any,
-                  fresh_offset: int) -> Outputs | None:
-    """``reference_outputs`` computed in float64 (module and floating inputs); None if the reference cannot."""
-    try:
-        first = make_inputs(spec, which, device, seed)
-        fresh = make_inputs(spec, which, device, seed + fresh_offset)
-        torch.manual_seed(seed)
-        reference = spec.reference_cls(*spec.init_args(which)).to(device).double().eval()
-        out = {}
-        with torch.no_grad():
-            for name in first:
-                out[name] = ([t.detach() for t in flatten_outputs(reference(*_double(first[name])))],
-                             [t.detach() for t in flatten_outputs(reference(*_double(fresh[name])))])
-        return out
-    except Exception:  # noqa: BLE001 - a reference tied to its dtypes simply gets no second opinion
-        return None
 
 
 def as_exact_as_reference(got: list[torch.Tensor], expected: list[torch.Tensor], exact: list[torch.Tensor],

@@ -54,10 +54,6 @@ PARTIAL_DTYPES = {"tl.float32": "torch.float32", "tl.float64": "torch.float64", 
 TARGET_PROGRAMS = 512  # about four programs per SM of an H100 (132 SMs)
 
 
-def bo_value(ctx: Context, name: str) -> int:
-    return next(value for tunable, value, _ in ctx.tunables if tunable == name)
-
-
 def _split(n_out: int, bo: int, n_red: int, min_per_program: int = 8192) -> int:
     """Programs per output block when too few output blocks would occupy the GPU: a full reduction (MSE
     loss, a Frobenius norm) in one program reads a whole tensor at one SM's bandwidth."""
@@ -130,7 +126,8 @@ def emit(ctx: Context, node: Node) -> None:
     tag = kname.lstrip("_").upper()
     n_red = math.prod(ctx.hint(xv.shape[d]) for d in red)
     n_out = math.prod(ctx.hint(xv.shape[d]) for d in kept)
-    bo = ctx.tunable(f"{tag}_BLOCK_O", ctx.block(n_out, 1, 16, 64), "output elements per program")
+    rows_per_program = ctx.block(n_out, 1, 16, 64)
+    bo = ctx.tunable(f"{tag}_BLOCK_O", rows_per_program, "output elements per program")
     br = ctx.tunable(f"{tag}_BLOCK_R", ctx.block(n_red, 16, 128, 1024), "reduced elements per step")
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
     src = Source(ctx, x, kept, red)
@@ -180,7 +177,7 @@ def emit(ctx: Context, node: Node) -> None:
         if name == "var_mean":
             body.append("    tl.store(mean_ptr + o, _cast_out(mean, mean_ptr), mask=o_mask)")
     else:
-        split = 1 if ctx.interpreter or acc not in PARTIAL_DTYPES else _split(n_out, bo_value(ctx, bo), n_red)
+        split = 1 if ctx.interpreter or acc not in PARTIAL_DTYPES else _split(n_out, rows_per_program, n_red)
         if split > 1:
             _emit_split(ctx, node, kname, tag, kind, name, red, src, params, head, step, init, acc, bo, br, warps,
                         split)
