@@ -35,7 +35,7 @@ from interpreters.targets import get_target
 from kernelevolve.errors import RunFailed
 from kernelevolve.generation import GenerationPool, GenerationTask
 from kernelevolve.memory import RunMemory, gather, overview_markdown
-from kernelevolve.operators.base import OperatorError, Proposal, ProposalContext
+from kernelevolve.operators.base import OperatorError, Proposal, ProposalContext, SpaceExhausted
 from kernelevolve.operators.llm import TransientOperatorError
 from kernelevolve.runner import SearchConfig, finish_run, persist_node
 from kernelevolve.store.metadata import MetadataStore
@@ -255,6 +255,16 @@ class RunDriver:
         if self.transient_failures >= MAX_TRANSIENT:
             self.failure = f"operator failed {self.transient_failures} times in a row, last: {error}"
 
+    def exhausted(self, exp: Expansion, error: str) -> None:
+        """The operator has nothing new left: stop dispatching and let the nodes in flight finish; the run
+        ends normally with stop reason 'exhausted', or fails if it holds no node at all."""
+        self.view.pending.pop(exp.index, None)
+        if self.view.base.count() or self.view.pending:
+            self.stop_reason = self.stop_reason or "exhausted"
+            log.info("search_exhausted", run_id=self.run.run_id, nodes=self.view.base.count(), detail=error)
+        else:
+            self.failure = error
+
     def abandon(self, exp: Expansion, error: str) -> None:
         """The operator could not produce a candidate: the run fails (its stored nodes stay)."""
         self.view.pending.pop(exp.index, None)
@@ -314,6 +324,9 @@ class Orchestrator:
                 exp.proposal = future.result()
             except TransientOperatorError as exc:
                 driver.transient(exp, str(getattr(exc, "cause", None) or exc))
+                return
+            except SpaceExhausted as exc:
+                driver.exhausted(exp, str(getattr(exc, "cause", None) or exc))
                 return
             except OperatorError as exc:
                 message = str(getattr(exc, "cause", None) or exc)  # a Ray task error wraps the original

@@ -142,6 +142,7 @@ def finish_run(store: MetadataStore, objects: ObjectStore, run: RunRecord,
                                       "fitness": head.fitness, "speedup_vs_eager": head.speedup_vs_eager,
                                       "speedup_vs_compile": head.speedup_vs_compile,
                                       "per_case": per_case_winners(fresh)}}
+    config = {**config, "stop_reason": reason}  # why it ended: budget, time, stall, max_cost or exhausted
     store.update_run(run.run_id, status="completed", best_node_id=best[0].node_id if best else None, config=config)
     log.info("run_finished", run_id=run.run_id, reason=reason, nodes=store.count_nodes(run.run_id))
     final = store.get_run(run.run_id)

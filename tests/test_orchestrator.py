@@ -217,3 +217,21 @@ def test_crossover_needs_one_skeleton() -> None:
     looped = (a.parent / "softmax_looped.py").read_text()
     assert crossover(left, looped, random.Random(1), set()) is None, "different kernels are not crossed"
     assert crossover(left, left, random.Random(1), set()) is None
+
+
+def test_an_exhausted_variant_space_ends_the_run_normally_not_as_a_failure(tmp_path: Path) -> None:
+    """An offline operator whose one sample has no tunable and no rewrite can give the draft and nothing
+    else: the run must end 'completed' with that node and stop reason 'exhausted', not fail or hang."""
+    from kernelevolve.kb import CodeSample
+
+    source = SPEC.read_text()  # a spec as a 'kernel': what is scored here is scheduling, not the code
+    sample = CodeSample(path=tmp_path / "only.py", op="swish", title="only", source=source)
+    meta, objects, run = start_run(tmp_path, "greedy", budget=6, concurrency=2)
+    pools = scoring_pools(2)
+    driver = RunDriver(run, meta, objects, OfflineOperator([sample]))
+    done: list = []
+    Orchestrator(pools, ThreadGeneration(2), 2).run([driver], lambda d: done.append(complete(d, pools)))
+    (final,) = done
+    assert final.status == "completed"
+    assert final.config["stop_reason"] == "exhausted"
+    assert 1 <= meta.count_nodes(run.run_id) < 6

@@ -112,7 +112,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
     best = meta.best_nodes(final.run_id, 1)
     summary = {
         "run_id": final.run_id, "status": final.status, "nodes": meta.count_nodes(final.run_id),
-        "simulated": final.simulated, "executor": executor,
+        "simulated": final.simulated, "executor": executor, "stop_reason": final.config.get("stop_reason"),
         "seeded_from": final.config.get("seeded_from") or [],
         "best": ({"node_id": best[0].node_id, "fitness": best[0].fitness, "path": best[0].path_ref,
                   "url": f"{objects.url.rstrip('/')}/{best[0].path_ref}"} if best else None),
@@ -126,6 +126,8 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
     else:
         if summary.get("shrunk"):
             click.echo(shrunk_line(summary["shrunk"]))
+        if summary["stop_reason"] == "exhausted":
+            click.echo(f"stopped before the budget: the {operator_name} operator has no untried variant left")
         click.echo(f"run {final.run_id}: {summary['nodes']} nodes, "
                    + (f"best node {best[0].node_id} fitness {best[0].fitness:.3f}" if best else "no correct kernel"))
         click.echo(f"  ke show {final.run_id} --tree    ke best {final.run_id} --out kernel.py")

@@ -40,6 +40,11 @@ class OperatorError(Exception):
     """The operator cannot produce a candidate for this op (a user-facing, one-line message)."""
 
 
+class SpaceExhausted(OperatorError):
+    """Every candidate the operator can reach was already tried: the search is over, not broken, so a run
+    that holds nodes ends normally (its winner re-measured, stop reason 'exhausted') instead of failing."""
+
+
 class Operator(Protocol):
     name: str
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from evaluators.identity import source_hash
 from kernelevolve.kb import CodeSample, code_samples
-from kernelevolve.operators.base import OperatorError, Proposal, ProposalContext
+from kernelevolve.operators.base import OperatorError, Proposal, ProposalContext, SpaceExhausted
 from kernelevolve.operators.structural import apply, structural_variants
 from kernelevolve.operators.tunables import Tunable, find_tunables, neighbours, rewrite
 from search.node import Node
@@ -77,7 +77,7 @@ class OfflineOperator:
             if mutated is not None:
                 mutated.meta.update({"kind": "draft", "sample": sample.path.name})
                 return mutated
-        raise OperatorError(f"every variant reachable from the '{context.op}' samples was already tried")
+        raise SpaceExhausted(f"every variant reachable from the '{context.op}' samples was already tried")
 
     def _mutate(self, source: str, rng: random.Random, seen: set[str]) -> Proposal | None:
         """A random walk of a few steps over the tunables; the walk lengthens as nearby variants run out."""
