@@ -265,3 +265,122 @@ def test_a_reduction_to_few_outputs_is_split_across_programs(ke, tmp_path: Path)
     candidate = tmp_path / "split_lowered.py"
     candidate.write_text(source, encoding="utf-8")
     _passes_the_evaluator(ke, spec, candidate, tmp_path)
+
+
+LAYER_NORM_SPLIT_SPEC = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, c, h, w):
+        super().__init__()
+        self.norm = nn.LayerNorm((c, h, w))
+        nn.init.normal_(self.norm.weight)
+        nn.init.normal_(self.norm.bias)
+
+    def forward(self, x):
+        return self.norm(x), nn.functional.layer_norm(x * 2, (x.shape[-1],))
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 100, 90) * 2 + 5]
+
+
+def get_test_inputs():
+    return [get_inputs(), [torch.randn(3, 3, 100, 90, dtype=torch.float16) + 1]]
+
+
+def get_init_inputs():
+    return [3, 100, 90]
+'''
+
+LAYER_NORM_STATS_SPEC = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, w):
+        return torch.ops.aten.native_layer_norm(x, [3, 100, 90], w, None, 1e-5)
+
+
+def get_inputs():
+    return [torch.randn(3, 3, 100, 90) * 2 + 5, torch.randn(3, 100, 90)]
+
+
+def get_test_inputs():
+    return get_inputs()
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_layer_norm_over_few_long_rows_is_split_across_programs(ke, tmp_path: Path) -> None:
+    """On a GPU, a (C, H, W) layer norm at a small batch gives each row's chunks to SPLIT programs (chunk
+    statistics, a combine, a chunk-wise normalize); the draft is exact on the interpreter with weight, bias,
+    fp16 input and the mean/rstd outputs. The interpreter's own draft keeps the one-program form."""
+    spec = tmp_path / "layer_norm_chw.py"
+    spec.write_text(LAYER_NORM_SPLIT_SPEC, encoding="utf-8")
+    source = lower_spec(spec, "h100")
+    assert "LAYER_NORM0_SPLIT = 2" in source and "def _row_stats0(" in source and "def _combine0(" in source
+    assert "LAYER_NORM1_SPLIT" not in source  # 3 x 100 rows of 90: plenty of programs already
+    assert "_SPLIT" not in lower_spec(spec, "cpu")
+    candidate = tmp_path / "layer_norm_split.py"
+    candidate.write_text(source, encoding="utf-8")
+    _passes_the_evaluator(ke, spec, candidate, tmp_path)
+    stats = tmp_path / "layer_norm_stats.py"
+    stats.write_text(LAYER_NORM_STATS_SPEC, encoding="utf-8")
+    source = lower_spec(stats, "h100")
+    assert "STATS=True" in source and "LAYER_NORM0_SPLIT = 2" in source
+    # a SPLIT tuned past the row's length leaves chunks empty: their count is 0 and they merge as nothing
+    candidate.write_text(source.replace("LAYER_NORM0_SPLIT = 2", "LAYER_NORM0_SPLIT = 64"), encoding="utf-8")
+    _passes_the_evaluator(ke, stats, candidate, tmp_path)
+
+
+VAR_SPLIT_SPEC = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, groups, channels):
+        super().__init__()
+        self.gn = nn.GroupNorm(groups, channels)
+        nn.init.normal_(self.gn.weight)
+        nn.init.normal_(self.gn.bias)
+
+    def forward(self, x):
+        var, mean = torch.var_mean(x.flatten(1), dim=1)
+        return self.gn(x), nn.functional.instance_norm(x, eps=1e-5), var, mean
+
+
+def get_inputs():
+    return [torch.randn(1, 4, 130, 130) * 3 + 2]
+
+
+def get_test_inputs():
+    return get_inputs()
+
+
+def get_init_inputs():
+    return [2, 4]
+'''
+
+
+def test_a_variance_of_few_long_rows_is_split_across_programs(ke, tmp_path: Path) -> None:
+    """Group and instance norm decompose to mean and var reductions: on a GPU a var (and var_mean) to few
+    outputs is split into chunk means and M2s merged by Chan's formula, exact on the interpreter (unbiased
+    var_mean included); the interpreter's own draft is not split."""
+    spec = tmp_path / "group_instance_norm.py"
+    spec.write_text(VAR_SPLIT_SPEC, encoding="utf-8")
+    source = lower_spec(spec, "h100")
+    for what in ("var_mean over dims [1]", "var over dims [2]", "var over dims [0, 2, 3]"):
+        assert f"# {what}: one chunk's mean and M2" in source, what
+    assert source.count("(Chan's formula)") == 3 and "REDUCE4_SPLIT = 2" in source
+    assert "_SPLIT" not in lower_spec(spec, "cpu")
+    candidate = tmp_path / "var_split.py"
+    candidate.write_text(source, encoding="utf-8")
+    _passes_the_evaluator(ke, spec, candidate, tmp_path)

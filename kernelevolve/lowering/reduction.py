@@ -4,6 +4,8 @@ One program reduces BLOCK_O output elements, walking the reduced elements BLOCK_
 [BLOCK_O, BLOCK_R] accumulator (reduced across its columns once at the end). Rows and columns are
 decomposed over the kept and reduced dims with the input's strides, so any dims of any layout reduce in
 place; the output is contiguous with the kept dims in order, so its offset is the row index itself.
+On a GPU, few outputs over long rows are split over SPLIT programs each and a combine kernel: partial
+sums/extremes, or for var/var_mean chunk means and M2s merged by Chan's formula (split_stats.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 import torch
 from torch.fx import Node
 
+from kernelevolve.lowering import split_stats
 from kernelevolve.lowering.context import Context, compute_type, packet, val
 from kernelevolve.lowering.indexing import decompose, norm_dims, schema_args
 from kernelevolve.lowering.prologue import Source
@@ -104,6 +107,48 @@ def _emit_split(ctx: Context, node: Node, kname: str, tag: str, kind: str, name:
     ctx.bind(node, out)
 
 
+def _correction(kind: str, args: dict[str, Any]) -> Any:
+    """A var's divisor offset (``R - correction``): 1 when the op gives none, as ATen's default."""
+    correction = args.get("correction")
+    return 1 if kind == "var" and correction is None else (correction or 0)
+
+
+def _emit_split_var(ctx: Context, node: Node, kname: str, tag: str, name: str, red: list[int], src: Any,
+                    params: list[str], head: list[str], step: list[str], acc: str, bo: str, br: str, warps: str,
+                    split: int, corr: Any) -> None:
+    """var/var_mean of few long rows: SPLIT programs per output block each store their chunk's mean and M2,
+    then one program per output block merges them (split_stats.py); as exact as the two-pass form."""
+    split_name = ctx.tunable(f"{tag}_SPLIT", split, "programs sharing each output's reduction; a power of two")
+    params = ["part_ptr" if p == "out_ptr" else p for p in params if p not in ("mean_ptr", "correction")]
+    params.insert(params.index("R") + 1, "CHUNK")
+    what = f"{name} over dims {red}{src.what}"
+    ctx.kernels.append(split_stats.chunk_stats_kernel(kname, params, head, step, acc, what))
+    outs = ["out_ptr", "mean_ptr"] if name == "var_mean" else ["out_ptr"]
+    finish = ["    res = m2 / (R - correction)", "    tl.store(out_ptr + o, _cast_out(res, out_ptr), mask=o_mask)"]
+    if name == "var_mean":
+        finish.append("    tl.store(mean_ptr + o, _cast_out(mean, mean_ptr), mask=o_mask)")
+    combine = ctx.fresh("_combine")
+    cbo = ctx.tunable(f"{combine.lstrip('_').upper()}_BLOCK_O", 16, "outputs per program")
+    ctx.kernels.append(split_stats.combine_kernel(combine, outs, ["correction"], finish, acc, what))
+    vars_ = ctx.empty_outputs(node)
+    n_out = f"{vars_[0]}.numel()"
+    part = split_stats.partials(ctx, split_name, n_out, PARTIAL_DTYPES[acc])
+    reduced = " * ".join(src.size(d) for d in red) or "1"
+    chunk = split_stats.chunk(reduced, split_name, br)
+    kept = [d for d in range(val(node.args[0]).dim()) if d not in red]
+    launch = [*src.ptr_launch(), part, n_out, reduced, chunk]
+    launch += [src.size(d) for d in kept] + src.stride_launch(kept)
+    launch += [src.size(d) for d in red] + src.stride_launch(red)
+    launch += [f"BLOCK_O={bo}", f"BLOCK_R={br}", f"num_warps={warps}"]
+    ctx.launch(f"{kname}[(max(1, triton.cdiv({n_out}, {bo})), {split_name})]", launch)
+    ctx.launch(f"{combine}[(max(1, triton.cdiv({n_out}, {cbo})),)]",
+               [part, *vars_, n_out, reduced, chunk, ctx.sym(corr), f"SPLIT={split_name}", f"BLOCK_O={cbo}"])
+    if isinstance(val(node), (list, tuple)):
+        ctx.multi[node.name] = vars_
+    else:
+        ctx.bind(node, vars_[0])
+
+
 def emit(ctx: Context, node: Node) -> None:
     name = packet(node)
     kind = KINDS[name]
@@ -168,6 +213,11 @@ def emit(ctx: Context, node: Node) -> None:
         else:
             body += ["    tl.store(out_ptr + o, best_i, mask=o_mask)"]
     elif kind == "var":
+        split = 1 if ctx.interpreter or acc not in PARTIAL_DTYPES else _split(n_out, rows_per_program, n_red)
+        if split > 1:
+            _emit_split_var(ctx, node, kname, tag, name, red, src, params, head, step, acc, bo, br, warps, split,
+                            _correction(kind, args))
+            return
         body = [f"    acc = tl.zeros([BLOCK_O, BLOCK_R], {acc})", "    for r0 in range(0, R, BLOCK_R):", *step,
                 "        acc += v", "    mean = tl.sum(acc, axis=1) / R",
                 f"    acc = tl.zeros([BLOCK_O, BLOCK_R], {acc})", "    for r0 in range(0, R, BLOCK_R):", *step,
@@ -189,10 +239,8 @@ def emit(ctx: Context, node: Node) -> None:
                         *head, *body])
     ctx.kernels.append(kernel)
     vars_ = ctx.empty_outputs(node)
-    correction = args.get("correction")
-    corr = 1 if kind == "var" and correction is None else (correction or 0)
     launch = [*src.ptr_launch(), *vars_, f"{vars_[0]}.numel()", " * ".join(src.size(d) for d in red) or "1",
-              ctx.sym(corr)]
+              ctx.sym(_correction(kind, args))]
     launch += [src.size(d) for d in kept] + src.stride_launch(kept)
     launch += [src.size(d) for d in red] + src.stride_launch(red)
     launch += [f"BLOCK_O={bo}", f"BLOCK_R={br}", f"num_warps={warps}"]

@@ -4,6 +4,8 @@ A row is the set of elements that differ only along the op's dims (the softmax d
 trailing dims, the scan dim). One program handles BLOCK_O rows and walks each row BLOCK_R elements at a
 time: softmax in three passes (max, sum of exponentials, write), layer norm in three (mean, variance,
 write), scans in one with a running carry. Input and output are addressed through their own strides.
+On a GPU, a layer norm over few long rows (a (C, H, W) norm at batch 16) instead shares each row block
+among SPLIT programs: chunk statistics, a combine kernel, then a chunk-wise normalize (split_stats.py).
 
 Loop accumulators are whole tiles reduced after the loop, and a scan's carry is its chunk's last prefix,
 never ``acc = acc + tl.sum(...)``: Triton 3.6's OptimizeThreadLocality pass asserts on that form when the
@@ -17,9 +19,11 @@ import math
 
 from torch.fx import Node
 
+from kernelevolve.lowering import split_stats
 from kernelevolve.lowering.context import Context, compute_type, packet, val
 from kernelevolve.lowering.indexing import decompose, norm_dims, schema_args
 from kernelevolve.lowering.prologue import Source
+from kernelevolve.lowering.reduction import _split
 
 ACC = "tl.float32"
 
@@ -77,6 +81,14 @@ def emit_softmax(ctx: Context, node: Node) -> None:
             f"{packet(node)} over dims {red}{src.what}")
 
 
+_NORMALIZE = ["        out = (v - mean[:, None]) * rstd[:, None]",
+              "        if HAS_W:",
+              "            out = out * tl.load(w_ptr + r, mask=r < R, other=0).to(tl.float32)[None, :]",
+              "        if HAS_B:",
+              "            out = out + tl.load(b_ptr + r, mask=r < R, other=0).to(tl.float32)[None, :]",
+              "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(out, y_ptr), mask=m)"]
+
+
 def emit_layer_norm(ctx: Context, node: Node) -> None:
     args = schema_args(node)
     x = node.args[0]
@@ -85,33 +97,87 @@ def emit_layer_norm(ctx: Context, node: Node) -> None:
     kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, "layer_norm", 3)
     weight, bias = args.get("weight"), args.get("bias")
     users = {u.args[1] for u in node.users}
-    params += ["w_ptr", "b_ptr", "mean_ptr", "rstd_ptr", "eps", "HAS_W: tl.constexpr", "HAS_B: tl.constexpr",
-               "STATS: tl.constexpr"]
     stats = bool(users & {1, 2})
     mean_var, rstd_var = (ctx.fresh("buf"), ctx.fresh("buf")) if stats else (y, y)
     if stats:
         ctx.empty(mean_var, node, val(node)[1])
         ctx.empty(rstd_var, node, val(node)[2])
-    launch += [ctx.tensor(weight) if weight is not None else y, ctx.tensor(bias) if bias is not None else y,
-               mean_var, rstd_var, ctx.sym(args["eps"]), f"HAS_W={weight is not None}",
-               f"HAS_B={bias is not None}", f"STATS={stats}"]
+    ctx.multi[node.name] = [y, mean_var, rstd_var]
+    wb = [ctx.tensor(weight) if weight is not None else y, ctx.tensor(bias) if bias is not None else y]
+    flags = [f"HAS_W={weight is not None}", f"HAS_B={bias is not None}"]
     load = src.load("m", "0.0", "tl.float32", "        ")
+    what = f"layer norm over dims {red}{src.what}"
+    split = _split_rows(ctx, x, red)
+    if split > 1:
+        _emit_split_layer_norm(ctx, node, (kname, what, y, src), params, head, step + load, launch, consts,
+                               [*wb, *flags], [mean_var, rstd_var, ctx.sym(args["eps"]), f"STATS={stats}"], split)
+        return
+    params += ["w_ptr", "b_ptr", "mean_ptr", "rstd_ptr", "eps", "HAS_W: tl.constexpr", "HAS_B: tl.constexpr",
+               "STATS: tl.constexpr"]
+    launch += [*wb, mean_var, rstd_var, ctx.sym(args["eps"]), *flags, f"STATS={stats}"]
     body = ["    acc = tl.zeros([BLOCK_O, BLOCK_R], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
             *load, "        acc += v", "    mean = tl.sum(acc, axis=1) / R",
             "    acc = tl.zeros([BLOCK_O, BLOCK_R], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
             *load, "        d = tl.where(m, v - mean[:, None], 0.0)", "        acc += d * d",
             "    rstd = 1.0 / tl.sqrt_rn(tl.sum(acc, axis=1) / R + eps)",
-            "    for r0 in range(0, R, BLOCK_R):", *step,
-            *load, "        out = (v - mean[:, None]) * rstd[:, None]",
-            "        if HAS_W:",
-            "            out = out * tl.load(w_ptr + r, mask=r < R, other=0).to(tl.float32)[None, :]",
-            "        if HAS_B:",
-            "            out = out + tl.load(b_ptr + r, mask=r < R, other=0).to(tl.float32)[None, :]",
-            "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(out, y_ptr), mask=m)",
+            "    for r0 in range(0, R, BLOCK_R):", *step, *load, *_NORMALIZE,
             "    if STATS:", "        tl.store(mean_ptr + o, _cast_out(mean, mean_ptr), mask=o_mask)",
             "        tl.store(rstd_ptr + o, _cast_out(rstd, rstd_ptr), mask=o_mask)"]
-    _finish(ctx, node, kname, params, head, body, launch, consts, grid, y, f"layer norm over dims {red}{src.what}")
-    ctx.multi[node.name] = [y, mean_var, rstd_var]
+    _finish(ctx, node, kname, params, head, body, launch, consts, grid, y, what)
+
+
+def _split_rows(ctx: Context, x: Node, red: list[int]) -> int:
+    """Programs per row block for a layer norm over few long rows on a GPU; 1 (the one-program form) on
+    the interpreter, whose drafts stay as they were."""
+    if ctx.interpreter:
+        return 1
+    shape = val(x).shape
+    n_rows = math.prod(ctx.hint(shape[d]) for d in range(len(shape)) if d not in red)
+    n_red = math.prod(ctx.hint(shape[d]) for d in red)
+    return _split(n_rows, ctx.block(n_rows, 1, 8, 32), n_red)
+
+
+def _emit_split_layer_norm(ctx: Context, node: Node, op: tuple[str, str, str, Source], params: list[str],
+                           head: list[str], loop: list[str], launch: list[str], consts: list[str],
+                           affine: list[str], stats: list[str], split: int) -> None:
+    """Layer norm of few long rows in three kernels: SPLIT programs per row block each store their chunk's
+    mean and M2, a combine kernel merges them into each row's mean and rstd (and the mean/rstd outputs), and
+    SPLIT programs per row block normalize one chunk each: a 16-row layer norm runs on hundreds of programs
+    instead of two. ``affine`` is [weight, bias, HAS_W=, HAS_B=]; ``stats`` [mean, rstd, eps, STATS=]."""
+    kname, what, y, src = op
+    tag = kname.lstrip("_").upper()
+    split_name = ctx.tunable(f"{tag}_SPLIT", split, "programs sharing each row; a power of two")
+    n_ptr = len(src.ptr_params())
+    n_rows, reduced = launch[n_ptr + 1], launch[n_ptr + 2]
+    chunk = split_stats.chunk(reduced, split_name, f"{tag}_BLOCK_R")
+    sname = ctx.fresh("_row_stats")  # the normalize kernel's parameters, the partials in place of y
+    sparams = ["part_ptr" if p == "y_ptr" else p for p in params]
+    sparams.insert(sparams.index("R") + 1, "CHUNK")
+    ctx.kernels.append(split_stats.chunk_stats_kernel(
+        sname, sparams + ["BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr"], head, loop, ACC, what))
+    combine = ctx.fresh("_combine")
+    cbo = ctx.tunable(f"{combine.lstrip('_').upper()}_BLOCK_O", 16, "rows per program")
+    finish = ["    rstd = 1.0 / tl.sqrt_rn(m2 / R + eps)", "    tl.store(st_ptr + o, mean, mask=o_mask)",
+              "    tl.store(st_ptr + n_rows + o, rstd, mask=o_mask)", "    if STATS:",
+              "        tl.store(mean_ptr + o, _cast_out(mean, mean_ptr), mask=o_mask)",
+              "        tl.store(rstd_ptr + o, _cast_out(rstd, rstd_ptr), mask=o_mask)"]
+    ctx.kernels.append(split_stats.combine_kernel(combine, ["st_ptr", "mean_ptr", "rstd_ptr"],
+                                                  ["eps", "STATS: tl.constexpr"], finish, ACC, what))
+    part = split_stats.partials(ctx, split_name, n_rows)
+    st = ctx.fresh("buf")
+    ctx.line(f"{st} = torch.empty((2, {n_rows}), dtype=torch.float32, device={ctx.device})")
+    slaunch = [*launch[:n_ptr], part, n_rows, reduced, chunk, *launch[n_ptr + 3:]]
+    grid = f"(max(1, triton.cdiv({n_rows}, {tag}_BLOCK_O)), {split_name})"
+    ctx.launch(f"{sname}[{grid}]", slaunch + consts)
+    ctx.launch(f"{combine}[(max(1, triton.cdiv({n_rows}, {cbo})),)]",
+               [part, st, *stats[:2], n_rows, reduced, chunk, *stats[2:], f"SPLIT={split_name}", f"BLOCK_O={cbo}"])
+    body = ["    mean = tl.load(st_ptr + o, mask=o_mask, other=0)",
+            "    rstd = tl.load(st_ptr + n_rows + o, mask=o_mask, other=0)",
+            "    r_lo = tl.program_id(1).to(tl.int64) * CHUNK",
+            "    for r0 in range(r_lo, r_lo + CHUNK, BLOCK_R):", *loop, *_NORMALIZE]
+    params = params + ["st_ptr", "w_ptr", "b_ptr", "CHUNK", "HAS_W: tl.constexpr", "HAS_B: tl.constexpr"]
+    _finish(ctx, node, kname, params, head, body, [*launch, st, *affine[:2], chunk, *affine[2:]], consts,
+            f"{kname}[{grid}]", y, f"{what}: one chunk normalized")
 
 
 def emit_scan(ctx: Context, node: Node) -> None:
