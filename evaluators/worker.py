@@ -12,20 +12,23 @@ Run: ``python -m evaluators.worker``.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from evaluators import EVALUATOR_VERSION
+from evaluators.candidate_runner import SpareRunner
 from evaluators.result import CaseResult, EvaluationResult, geomean
 from evaluators.static_checks import check_source
 
 SUSPICIOUS_SPEEDUP = 10.0
+_SPARE = SpareRunner()  # this worker's next candidate process, started while the current one runs
+atexit.register(_SPARE.close)
 REVERIFY_SEEDS = [1009, 2003, 3001]
 
 
@@ -106,14 +109,11 @@ class _Judge:
 
 def evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
     """Static checks; then in one candidate process: correctness (judged here), simulation or timing."""
-    from evaluators.candidate_runner import CandidateRunner
-
     started, wall_start = time.monotonic(), time.time()
     device, target = job.get("device", "cpu"), job.get("target", "cpu")
     which = job.get("cases", "test" if device == "cpu" else "prod")
     seeds = job.get("seeds", [0, 1, 2])
     timeout = float(job.get("timeout_s", 120))
-    workdir = Path(tempfile.mkdtemp(prefix="ke-eval-"))
     base = {"target": target, "evaluator_version": EVALUATOR_VERSION}
     phases: dict[str, float] = {}
 
@@ -133,8 +133,9 @@ def evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
                 res.extra["violations"] = [str(v) for v in violations]
                 return finish(res)
         phases["static"] = time.monotonic() - t0
-        runner = CandidateRunner(workdir, device, job.get("memory_limit_mb"))
-        phases["start"] = runner.start_s
+        runner = _SPARE.take(device, job.get("memory_limit_mb"))
+        phases["start"] = runner.start_s  # the wait for a process started ahead (candidate_runner.SpareRunner)
+        workdir = runner.workdir
         paths = {"spec_path": job["spec_path"], "candidate_path": job["candidate_path"]}
         failure, cases, launches = _check(runner, judge, job, paths, which, device, seeds, timeout, workdir, phases)
         # a KernelBench file checked on shrunk copies of its production inputs says so (shrink.py)
@@ -184,8 +185,8 @@ def evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
     finally:
         if runner is not None:
             runner.close()
-        if not job.get("keep_workdir"):
-            shutil.rmtree(workdir, ignore_errors=True)
+            if not job.get("keep_workdir"):
+                shutil.rmtree(runner.workdir, ignore_errors=True)
 
 
 def _check(runner: Any, judge: _Judge, job: dict[str, Any], paths: dict[str, str], which: str, device: str,
