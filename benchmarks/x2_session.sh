@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# One nvidia-h100-x2 (or any multi-GPU) lease for issues #15 and #16, in the background so that each device
+# call stays under its 10-minute limit. Repo root, on the GPU host, with duckdb/structlog wheels in .whl/:
+#   bash benchmarks/x2_session.sh start        # install wheels, start everything detached, return
+#   WAIT=500 bash benchmarks/x2_session.sh poll   # wait up to WAIT s, copy finished results to $OUT
+#   STOP=1 bash benchmarks/x2_session.sh poll     # also stop the sweep and tar its (resumable) state to $OUT
+# What it runs: a warm-up search (so neither measured set-up pays the cold Triton/Inductor caches), then
+# softmax throughput one GPU / two GPUs / one GPU / two GPUs (interleaved: eval_throughput.py), then the
+# any-op sweep at budget 8 over every GPU (resumes from .probe/anyop_state.tgz if that was carried).
+set -uo pipefail
+work=/tmp/ke-x2; tp=$work/tp; state=$work/anyop
+case "${1:-}" in
+start)
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  mkdir -p "$tp"; nvidia-smi --query-gpu=index,name,driver_version --format=csv
+  setsid nohup bash "$0" run > "$work/run.log" 2>&1 < /dev/null &
+  echo "started" ;;
+run)
+  export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+  gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())')
+  throughput() { python3 benchmarks/eval_throughput.py --op softmax --budget 120 "$@"; }
+  CUDA_VISIBLE_DEVICES=0 python3 benchmarks/eval_throughput.py --op softmax --budget 24 --concurrency 8 \
+    --label warmup > "$tp/warmup.log" 2>&1
+  for round in 1 2; do
+    CUDA_VISIBLE_DEVICES=0 throughput --concurrency 8 --label "1gpu-r$round" --out "$tp/1gpu_r$round.json" > "$tp/1gpu_r$round.log" 2>&1
+    throughput --concurrency $((8 * gpus)) --label "${gpus}gpu-r$round" --out "$tp/${gpus}gpu_r$round.json" \
+      > "$tp/${gpus}gpu_r$round.log" 2>&1
+  done
+  touch "$tp/done"
+  if [ -f .probe/anyop_state.tgz ] && [ ! -d "$state" ]; then tar -xzf .probe/anyop_state.tgz -C "$work"; fi
+  python3 benchmarks/any_op_sweep.py --hw h100 --budget 8 --concurrency $((12 * gpus)) --state-dir "$state" \
+    --write "$work/any_op_h100" > "$work/sweep.log" 2>&1
+  echo "rc $?" > "$work/sweep_done" ;;
+poll)
+  end=$((SECONDS + ${WAIT:-0}))
+  while [ ! -f "$work/sweep_done" ] && [ $SECONDS -lt $end ]; do sleep 5; done
+  cp "$tp"/*.json "${OUT:?}/" 2>/dev/null; tail -2 "$work/sweep.log" 2>/dev/null
+  nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader
+  if [ "${STOP:-0}" = 1 ] && [ ! -f "$work/sweep_done" ]; then
+    pkill -f any_op_sweep.py; pkill -f kernelevolve.cli.main; sleep 8; pkill -9 -f kernelevolve
+    tar -czf "$OUT/anyop_state.tgz" -C "$work" anyop
+    PYTHONPATH=/tmp/site python3 benchmarks/any_op_sweep.py --hw h100 --budget 8 --state-dir "$state" \
+      --matrix-only --write "$OUT/any_op_h100_partial" > /dev/null 2>&1
+  fi
+  cp "$work"/any_op_h100.* "$OUT/" 2>/dev/null; ls "$OUT" ;;
+*) echo "usage: $0 start|poll (run: what start detaches)" >&2; exit 2 ;;
+esac
