@@ -142,14 +142,12 @@ class SpareRunner:
 
     def take(self, device: str, memory_limit_mb: int | None) -> CandidateRunner:
         runner, self._spare = self._spare, None
-        if runner is not None and runner.key == (device, memory_limit_mb) and runner.proc.exitcode is None:
-            runner.wait_ready()
-            if runner.status == "ok":
-                self._spare = self._start(device, memory_limit_mb)
-                return runner
-        if runner is not None:
-            discard(runner)
-        runner = CandidateRunner(Path(tempfile.mkdtemp(prefix="ke-eval-")), device, memory_limit_mb)
+        if runner is not None and runner.key == (device, memory_limit_mb):
+            runner.wait_ready()  # a spare that died answers with a crash status here
+        if runner is None or runner.key != (device, memory_limit_mb) or runner.status != "ok":
+            if runner is not None:
+                discard(runner)
+            runner = CandidateRunner(Path(tempfile.mkdtemp(prefix="ke-eval-")), device, memory_limit_mb)
         self._spare = self._start(device, memory_limit_mb)
         return runner
 

@@ -15,14 +15,13 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from evaluators import EVALUATOR_VERSION
-from evaluators.candidate_runner import SpareRunner
+from evaluators.candidate_runner import SpareRunner, discard
 from evaluators.result import CaseResult, EvaluationResult, geomean
 from evaluators.static_checks import check_source
 
@@ -183,10 +182,10 @@ def evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
             result.extra["reverified_seeds"] = REVERIFY_SEEDS
         return finish(result)
     finally:
-        if runner is not None:
+        if runner is not None and job.get("keep_workdir"):
             runner.close()
-            if not job.get("keep_workdir"):
-                shutil.rmtree(runner.workdir, ignore_errors=True)
+        elif runner is not None:
+            discard(runner)  # the process and its work folder
 
 
 def _check(runner: Any, judge: _Judge, job: dict[str, Any], paths: dict[str, str], which: str, device: str,

@@ -66,6 +66,20 @@ def _split(n_out: int, bo: int, n_red: int, min_per_program: int = 8192) -> int:
     return split
 
 
+def _launch_tail(src: Any, kept: list[int], red: list[int], bo: str, br: str, warps: str) -> list[str]:
+    """The launch arguments every reduction kernel ends with: kept then reduced sizes and strides, then
+    its block sizes and warps."""
+    return [*(src.size(d) for d in kept), *src.stride_launch(kept), *(src.size(d) for d in red),
+            *src.stride_launch(red), f"BLOCK_O={bo}", f"BLOCK_R={br}", f"num_warps={warps}"]
+
+
+def _bind_outputs(ctx: Context, node: Node, vars_: list[str]) -> None:
+    if isinstance(val(node), (list, tuple)):
+        ctx.multi[node.name] = vars_
+    else:
+        ctx.bind(node, vars_[0])
+
+
 def _emit_split(ctx: Context, node: Node, kname: str, tag: str, kind: str, name: str, red: list[int], src: Any,
                 params: list[str], head: list[str], step: list[str], init: str, acc: str, bo: str, br: str,
                 warps: str, split: int) -> None:
@@ -97,10 +111,8 @@ def _emit_split(ctx: Context, node: Node, kname: str, tag: str, kind: str, name:
     ctx.line(f"{part} = torch.empty(({split_name}, {out}.numel()), dtype={PARTIAL_DTYPES[acc]}, device={ctx.device})")
     kept = [d for d in range(val(node.args[0]).dim()) if d not in red]
     launch = [*src.ptr_launch(), part, f"{out}.numel()", reduced,
-              f"triton.cdiv(triton.cdiv({reduced}, {split_name}), {br}) * {br}", "0"]
-    launch += [src.size(d) for d in kept] + src.stride_launch(kept)
-    launch += [src.size(d) for d in red] + src.stride_launch(red)
-    launch += [f"BLOCK_O={bo}", f"BLOCK_R={br}", f"num_warps={warps}"]
+              split_stats.chunk(reduced, split_name, br), "0"]
+    launch += _launch_tail(src, kept, red, bo, br, warps)
     ctx.launch(f"{kname}[(max(1, triton.cdiv({out}.numel(), {bo})), {split_name})]", launch)
     ctx.launch(f"{combine}[(max(1, triton.cdiv({out}.numel(), {cbo})),)]",
                [part, out, f"{out}.numel()", reduced, f"SPLIT={split_name}", f"BLOCK_O={cbo}"])
@@ -137,16 +149,11 @@ def _emit_split_var(ctx: Context, node: Node, kname: str, tag: str, name: str, r
     chunk = split_stats.chunk(reduced, split_name, br)
     kept = [d for d in range(val(node.args[0]).dim()) if d not in red]
     launch = [*src.ptr_launch(), part, n_out, reduced, chunk]
-    launch += [src.size(d) for d in kept] + src.stride_launch(kept)
-    launch += [src.size(d) for d in red] + src.stride_launch(red)
-    launch += [f"BLOCK_O={bo}", f"BLOCK_R={br}", f"num_warps={warps}"]
+    launch += _launch_tail(src, kept, red, bo, br, warps)
     ctx.launch(f"{kname}[(max(1, triton.cdiv({n_out}, {bo})), {split_name})]", launch)
     ctx.launch(f"{combine}[(max(1, triton.cdiv({n_out}, {cbo})),)]",
                [part, *vars_, n_out, reduced, chunk, ctx.sym(corr), f"SPLIT={split_name}", f"BLOCK_O={cbo}"])
-    if isinstance(val(node), (list, tuple)):
-        ctx.multi[node.name] = vars_
-    else:
-        ctx.bind(node, vars_[0])
+    _bind_outputs(ctx, node, vars_)
 
 
 def emit(ctx: Context, node: Node) -> None:
@@ -199,6 +206,8 @@ def emit(ctx: Context, node: Node) -> None:
         "        m = o_mask[:, None] & (r < R)[None, :]",
         *load,
     ]
+    # few outputs over long rows share each output among SPLIT programs on a GPU (not argmax/argmin)
+    split = 1 if ctx.interpreter or acc not in PARTIAL_DTYPES else _split(n_out, rows_per_program, n_red)
     if kind in ("argmax", "argmin"):
         pick, better = ("tl.max", ">") if kind == "argmax" else ("tl.min", "<")
         arg = "tl.argmax" if kind == "argmax" else "tl.argmin"
@@ -213,7 +222,6 @@ def emit(ctx: Context, node: Node) -> None:
         else:
             body += ["    tl.store(out_ptr + o, best_i, mask=o_mask)"]
     elif kind == "var":
-        split = 1 if ctx.interpreter or acc not in PARTIAL_DTYPES else _split(n_out, rows_per_program, n_red)
         if split > 1:
             _emit_split_var(ctx, node, kname, tag, name, red, src, params, head, step, acc, bo, br, warps, split,
                             _correction(kind, args))
@@ -226,12 +234,10 @@ def emit(ctx: Context, node: Node) -> None:
                 "    tl.store(out_ptr + o, _cast_out(res, out_ptr), mask=o_mask)"]
         if name == "var_mean":
             body.append("    tl.store(mean_ptr + o, _cast_out(mean, mean_ptr), mask=o_mask)")
+    elif split > 1:
+        _emit_split(ctx, node, kname, tag, kind, name, red, src, params, head, step, init, acc, bo, br, warps, split)
+        return
     else:
-        split = 1 if ctx.interpreter or acc not in PARTIAL_DTYPES else _split(n_out, rows_per_program, n_red)
-        if split > 1:
-            _emit_split(ctx, node, kname, tag, kind, name, red, src, params, head, step, init, acc, bo, br, warps,
-                        split)
-            return
         body = [f"    acc = tl.full([BLOCK_O, BLOCK_R], {init}, {acc})", "    for r0 in range(0, R, BLOCK_R):",
                 *step, f"        acc = {COMBINE[kind]}", f"    res = {PARTIAL[kind]}{FINISH[kind]}",
                 "    tl.store(out_ptr + o, _cast_out(res, out_ptr), mask=o_mask)"]
@@ -241,14 +247,9 @@ def emit(ctx: Context, node: Node) -> None:
     vars_ = ctx.empty_outputs(node)
     launch = [*src.ptr_launch(), *vars_, f"{vars_[0]}.numel()", " * ".join(src.size(d) for d in red) or "1",
               ctx.sym(_correction(kind, args))]
-    launch += [src.size(d) for d in kept] + src.stride_launch(kept)
-    launch += [src.size(d) for d in red] + src.stride_launch(red)
-    launch += [f"BLOCK_O={bo}", f"BLOCK_R={br}", f"num_warps={warps}"]
+    launch += _launch_tail(src, kept, red, bo, br, warps)
     ctx.launch(f"{kname}[(max(1, triton.cdiv({vars_[0]}.numel(), {bo})),)]", launch)
-    if isinstance(val(node), (list, tuple)):
-        ctx.multi[node.name] = vars_
-    else:
-        ctx.bind(node, vars_[0])
+    _bind_outputs(ctx, node, vars_)
 
 
 EMITTERS = {name: emit for name in KINDS}
