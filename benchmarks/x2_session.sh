@@ -4,6 +4,7 @@
 #   bash benchmarks/x2_session.sh start        # install wheels, start everything detached, return
 #   WAIT=500 bash benchmarks/x2_session.sh poll   # wait up to WAIT s, copy finished results to $OUT
 #   STOP=1 bash benchmarks/x2_session.sh poll     # also stop the sweep and tar its (resumable) state to $OUT
+#   SWEEP_ONLY=1 bash benchmarks/x2_session.sh start   # the any-op sweep alone (no throughput rounds)
 # What it runs: a warm-up search (so neither measured set-up pays the cold Triton/Inductor caches), then
 # softmax throughput one GPU / two GPUs / one GPU / two GPUs (interleaved: eval_throughput.py), then the
 # any-op sweep at budget 8 over every GPU (resumes from .probe/anyop_state.tgz if that was carried).
@@ -13,12 +14,13 @@ case "${1:-}" in
 start)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
   mkdir -p "$tp"; nvidia-smi --query-gpu=index,name,driver_version --format=csv
-  setsid nohup bash "$0" run > "$work/run.log" 2>&1 < /dev/null &
+  SWEEP_ONLY=${SWEEP_ONLY:-0} setsid nohup bash "$0" run > "$work/run.log" 2>&1 < /dev/null &
   echo "started" ;;
 run)
   export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
   gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())')
   throughput() { python3 benchmarks/eval_throughput.py --op softmax --budget 120 "$@"; }
+  if [ "${SWEEP_ONLY:-0}" != 1 ]; then
   CUDA_VISIBLE_DEVICES=0 python3 benchmarks/eval_throughput.py --op softmax --budget 24 --concurrency 8 \
     --label warmup > "$tp/warmup.log" 2>&1
   for round in 1 2; do
@@ -26,6 +28,7 @@ run)
     throughput --concurrency $((8 * gpus)) --label "${gpus}gpu-r$round" --out "$tp/${gpus}gpu_r$round.json" \
       > "$tp/${gpus}gpu_r$round.log" 2>&1
   done
+  fi
   touch "$tp/done"
   if [ -f .probe/anyop_state.tgz ] && [ ! -d "$state" ]; then tar -xzf .probe/anyop_state.tgz -C "$work"; fi
   python3 benchmarks/any_op_sweep.py --hw h100 --budget 8 --concurrency $((12 * gpus)) --state-dir "$state" \

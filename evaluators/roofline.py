@@ -67,10 +67,17 @@ def default_work(reference: torch.nn.Module, inputs: tuple) -> tuple[float | Non
     return (float(flops) if flops else None), float(nbytes)
 
 
+def fp32_accurate_rate(tflops: dict[str, float]) -> float | None:
+    """The fastest IEEE-accurate fp32 matmul rate: CUDA-core fp32, or a third of TF32 (three TF32 tensor-core
+    products per fp32 product, Triton's "tf32x3", are as exact as fp32), whichever is higher."""
+    rates = [tflops.get("fp32") or 0.0, (tflops.get("tf32") or 0.0) / 3]
+    return max(rates) or None
+
+
 def analyse(flops: float | None, nbytes: float | None, dtype: str, measured_ms: float | None,
             peaks: Peaks) -> dict[str, Any]:
     memory_ms = nbytes / (peaks.dram_gbps * 1e9) * 1e3 if nbytes else 0.0
-    rate = peaks.tflops.get(dtype) or peaks.tflops.get("fp32")
+    rate = fp32_accurate_rate(peaks.tflops) if dtype == "fp32" else peaks.tflops.get(dtype) or peaks.tflops.get("fp32")
     compute_ms = flops / (rate * 1e12) * 1e3 if flops and rate else 0.0
     launch_ms = peaks.launch_overhead_us * 1e-3
     floor_ms = max(memory_ms, compute_ms, launch_ms) or None

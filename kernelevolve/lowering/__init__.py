@@ -64,12 +64,22 @@ def _checks_on_production(target: str) -> bool:
     return bool(found and found.runs_on_device(found.always_simulated))
 
 
+def _is_nvidia(target: str) -> bool:
+    """Whether the target is an NVIDIA GPU, whose drafts run fp32 dots on tensor cores (lowering/dots.py)."""
+    if target in ("", "cpu"):
+        return False
+    from interpreters.targets import load_targets
+
+    found = load_targets().get(target)
+    return bool(found and found.vendor == "nvidia")
+
+
 def lower_traced(traced: Traced, name: str, target: str = "") -> str:
     """The candidate for an already traced reference (``trace.trace_spec``)."""
     from kernelevolve.lowering.assemble import assemble
     from kernelevolve.lowering.lower import lower_graph
 
-    ctx = lower_graph(traced, interpreter=target == "cpu")
+    ctx = lower_graph(traced, interpreter=target == "cpu", nvidia=_is_nvidia(target))
     families = Counter(k.split("(", 1)[0].split("def ", 1)[1].lstrip("_").rstrip("0123456789")
                        for k in ctx.kernels)
     summary = ", ".join(f"{n} {name}" for name, n in families.items())

@@ -53,11 +53,12 @@ def val(node: Any) -> Any:
 class Context:
     """Host-side bookkeeping of one lowering; template modules append kernels and forward lines."""
 
-    def __init__(self, traced: Traced, interpreter: bool = False) -> None:
+    def __init__(self, traced: Traced, interpreter: bool = False, nvidia: bool = False) -> None:
         from torch.utils._sympy.printers import PythonPrinter
 
         self.traced = traced
         self.interpreter = interpreter  # defaults for Triton's CPU interpreter (the cpu target): larger tiles
+        self.nvidia = nvidia  # an NVIDIA GPU target: fp32 dots as three TF32 products on tensor cores (dots.py)
         self.printer = PythonPrinter()
         self.env: dict[str, str] = {}  # node name -> host variable holding the tensor
         self.symbols: dict[str, str] = {}  # sympy symbol -> host expression

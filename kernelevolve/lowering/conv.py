@@ -13,7 +13,7 @@ import math
 
 from torch.fx import Node
 
-from kernelevolve.lowering import epilogue
+from kernelevolve.lowering import dots, epilogue
 from kernelevolve.lowering.context import Context, packet, val
 from kernelevolve.lowering.errors import LoweringError
 from kernelevolve.lowering.indexing import schema_args
@@ -35,11 +35,15 @@ def emit(ctx: Context, node: Node) -> None:
         ctx.hint(k) for k in wv_shape[2:])
     out_v = val(node)
     m_hint = ctx.hint(out_v.shape[0]) * math.prod(ctx.hint(o) for o in out_v.shape[2:])
-    bm = ctx.tunable(f"{tag}_BLOCK_M", ctx.block(m_hint, 16, 64, 256), "output positions per program; >= 16")
-    bn = ctx.tunable(f"{tag}_BLOCK_N", ctx.block(cog_hint, 16, 64), "output channels per program; >= 16")
+    m_val, n_val, warps_val = ctx.block(m_hint, 16, 64, 256), ctx.block(cog_hint, 16, 64), 4
+    if ctx.nvidia:  # tensor-core tiles: up to 128 x 128, keeping two waves of programs
+        m_val, n_val, warps_val = dots.gpu_tiles(m_hint, cog_hint, groups)
+    bm = ctx.tunable(f"{tag}_BLOCK_M", m_val, "output positions per program; >= 16")
+    bn = ctx.tunable(f"{tag}_BLOCK_N", n_val, "output channels per program; >= 16")
     bk = ctx.tunable(f"{tag}_BLOCK_K", ctx.block(ktot_hint, 16, 32, 64), "reduction step over (channel, "
                      "kernel offset); a power of two >= 16")
-    warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
+    warps = ctx.tunable(f"{tag}_WARPS", warps_val, "1, 2, 4, 8 or 16")
+    tf32x3 = dots.flag(ctx, tag)
     sp = range(s)
     out = ctx.fresh("buf")
     found = epilogue.find(ctx, node)
@@ -53,6 +57,7 @@ def emit(ctx: Context, node: Node) -> None:
     params += ["syn", "syc"] + [f"sy{d}" for d in sp]
     params += (epi.params if epi else []) + ["HAS_BIAS: tl.constexpr", "F32_DOT: tl.constexpr", "BLOCK_M: tl.constexpr",
                                              "BLOCK_N: tl.constexpr", "BLOCK_K: tl.constexpr"]
+    params += ["TF32X3: tl.constexpr"] if ctx.nvidia else []
     lines = ["    g = tl.program_id(2).to(tl.int64)",
              "    rm = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)",
              "    rn = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)",
@@ -84,7 +89,7 @@ def emit(ctx: Context, node: Node) -> None:
               f"        b = tl.load(w_ptr + {w_off}, mask=k_mask[:, None] & n_mask[None, :], other=0.0)",
               "        if F32_DOT:  # bf16 operands: dot in fp32 (Triton's CPU interpreter has no bf16 matmul)",
               "            a = a.to(tl.float32)",
-              "        acc = tl.dot(a, b.to(a.dtype), acc, input_precision=\"ieee\")",
+              *dots.lines(ctx, "acc", "        "),
               "    cmask = m_mask[:, None] & n_mask[None, :]",
               "    if HAS_BIAS:",
               "        acc += tl.load(b_ptr + co, mask=n_mask, other=0.0).to(tl.float32)[None, :]"]
@@ -114,6 +119,8 @@ def emit(ctx: Context, node: Node) -> None:
     launch += [f"HAS_BIAS={bias is not None}", f"F32_DOT={xv}.dtype == torch.bfloat16",
                f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}",
                f"num_warps={warps}"]
+    if ctx.nvidia:
+        launch.insert(-1, f"TF32X3={tf32x3}")
     grid = f"(max(1, triton.cdiv({launch[4]}, {bm})), max(1, triton.cdiv({cog}, {bn})), {groups})"
     ctx.launch(f"{kname}[{grid}]", launch)
     if group:

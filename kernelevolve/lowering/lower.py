@@ -49,12 +49,12 @@ def _is_tensor_op(node: Node) -> bool:
     return isinstance(value, torch.Tensor)
 
 
-def lower_graph(traced: Traced, interpreter: bool = False) -> Context:
+def lower_graph(traced: Traced, interpreter: bool = False, nvidia: bool = False) -> Context:
     table = templates()
     missing = unsupported(traced, table)
     if missing:
         raise LoweringError(f"no Triton lowering for {', '.join(missing)}")
-    ctx = Context(traced, interpreter)
+    ctx = Context(traced, interpreter, nvidia)
     _bind_inputs(ctx)
     inline = pointwise.inline_set(traced.graph)
     ctx.inline = inline

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from torch.fx import Node
 
-from kernelevolve.lowering import epilogue
+from kernelevolve.lowering import dots, epilogue
 from kernelevolve.lowering.context import Context, packet, val
 from kernelevolve.lowering.indexing import schema_args
 
@@ -32,11 +32,20 @@ def emit(ctx: Context, node: Node) -> None:
     kname = ctx.fresh("_matmul")
     tag = kname.lstrip("_").upper()
     a_shape, b_shape = val(a).shape, val(b).shape
-    bm = ctx.tunable(f"{tag}_BLOCK_M", ctx.block(a_shape[-2], 16, 64, 128), "output rows per program; >= 16")
-    bn = ctx.tunable(f"{tag}_BLOCK_N", ctx.block(b_shape[-1], 16, 64, 128), "output columns per program; >= 16")
+    m_val, n_val = ctx.block(a_shape[-2], 16, 64, 128), ctx.block(b_shape[-1], 16, 64, 128)
+    warps_val, stages_val = 4, 2
+    if ctx.nvidia:  # tensor-core tiles: up to 128 x 128, keeping two waves of programs
+        batch_hint = ctx.hint(a_shape[0]) if batched else 1
+        m_val, n_val, warps_val = dots.gpu_tiles(ctx.hint(a_shape[-2]), ctx.hint(b_shape[-1]), batch_hint)
+        stages_val = 3
+    bm = ctx.tunable(f"{tag}_BLOCK_M", m_val, "output rows per program; >= 16")
+    bn = ctx.tunable(f"{tag}_BLOCK_N", n_val, "output columns per program; >= 16")
     bk = ctx.tunable(f"{tag}_BLOCK_K", ctx.block(a_shape[-1], 16, 32, 64), "reduction step; a power of two >= 16")
-    warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
-    stages = ctx.tunable(f"{tag}_STAGES", 2, "software-pipelining depth of the K loop")
+    warps = ctx.tunable(f"{tag}_WARPS", warps_val, "1, 2, 4, 8 or 16")
+    stages = ctx.tunable(f"{tag}_STAGES", stages_val, "software-pipelining depth of the K loop")
+    tf32x3 = dots.flag(ctx, tag)
+    group_m = ctx.tunable(f"{tag}_GROUP_M", 8, "row tiles per group of the L2-friendly tile order") \
+        if ctx.nvidia else None
     out = ctx.fresh("buf")
     found = epilogue.find(ctx, node, through_views=True)
     group, anchor = found if found else (None, node)
@@ -55,6 +64,7 @@ def emit(ctx: Context, node: Node) -> None:
     params += (epi.params if epi else []) + ["HAS_BIAS: tl.constexpr", "F32_DOT: tl.constexpr", "BLOCK_M: tl.constexpr",
                                              "BLOCK_N: tl.constexpr", "BLOCK_K: tl.constexpr",
                                              "K_GROUP: tl.constexpr"]
+    params += ["TF32X3: tl.constexpr", "GROUP_M: tl.constexpr"] if ctx.nvidia else []
     epi_lines = [f"    {line}" for line in epi.lines] if epi else []
     result = epi.result if epi else "acc"
     kernel = "\n".join([
@@ -62,8 +72,9 @@ def emit(ctx: Context, node: Node) -> None:
         f"def {kname}({', '.join(params)}):",
         f"    # {name}{' + fused ' + ', '.join(sorted({packet(m) for m in group.members})) if group else ''}",
         "    pid_b = tl.program_id(2).to(tl.int64)",
-        "    rm = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)",
-        "    rn = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)",
+        *(_grouped_order() if ctx.nvidia else [
+            "    rm = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)",
+            "    rn = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)"]),
         "    a_base = a_ptr + pid_b * sab + rm[:, None] * sam",
         "    b_base = b_ptr + pid_b * sbb + rn[None, :] * sbn",
         "    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
@@ -76,7 +87,7 @@ def emit(ctx: Context, node: Node) -> None:
         "            if F32_DOT:  # bf16 operands: dot in fp32 (Triton's CPU interpreter has no bf16 matmul)",
         "                a = a.to(tl.float32)",
         "                b = b.to(tl.float32)",
-        "            part = tl.dot(a, b.to(a.dtype), part, input_precision=\"ieee\")",
+        *dots.lines(ctx, "part", "            "),
         "        acc += part",
         "    cmask = (rm[:, None] < M) & (rn[None, :] < N)",
         "    acc = acc * alpha",
@@ -109,13 +120,31 @@ def emit(ctx: Context, node: Node) -> None:
                f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}",
                f"K_GROUP={K_GROUP} if {av}.dtype == torch.float32 else 1 << 20",
                f"num_warps={warps}", f"num_stages={stages}"]
+    if ctx.nvidia:
+        launch[-2:-2] = [f"TF32X3={tf32x3}", f"GROUP_M={group_m}"]
     m_expr, n_expr = dims[0], dims[1]
-    ctx.launch(f"{kname}[(max(1, triton.cdiv({m_expr}, {bm})), max(1, triton.cdiv({n_expr}, {bn})), {batch})]",
-               launch)
+    tiles = f"max(1, triton.cdiv({m_expr}, {bm})), max(1, triton.cdiv({n_expr}, {bn}))"
+    if ctx.nvidia:  # one grid axis over the tiles, ordered in groups of GROUP_M row tiles (_grouped_order)
+        tiles = f"max(1, triton.cdiv({m_expr}, {bm})) * max(1, triton.cdiv({n_expr}, {bn})), 1"
+    ctx.launch(f"{kname}[({tiles}, {batch})]", launch)
     if group:
         ctx.done.add(group.root.name)
         ctx.bind(group.root, out)
     ctx.bind(node, out)
+
+
+def _grouped_order() -> list[str]:
+    """Tile (pid_m, pid_n) of a 1-D tile index, GROUP_M row tiles at a time down each column of tiles:
+    programs running together share B's column tiles and a band of A's rows, so both stay in L2."""
+    return ["    pid = tl.program_id(0)",
+            "    num_m = tl.cdiv(M, BLOCK_M)",
+            "    in_group = GROUP_M * tl.cdiv(N, BLOCK_N)",
+            "    first_m = (pid // in_group) * GROUP_M",
+            "    group_size = tl.minimum(num_m - first_m, GROUP_M)",
+            "    pid_m = first_m + (pid % in_group) % group_size",
+            "    pid_n = (pid % in_group) // group_size",
+            "    rm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)",
+            "    rn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)"]
 
 
 EMITTERS = {"mm": emit, "addmm": emit, "bmm": emit}

@@ -31,15 +31,22 @@ def is_constant(node: Node) -> bool:
 
 
 def inline_set(graph: torch.fx.Graph) -> set[str]:
-    """Pointwise nodes computed inside their (single, pointwise) user's kernel; constants inline anywhere
-    pointwise."""
-    inline = set()
-    for node in graph.nodes:
+    """Pointwise nodes computed inside their pointwise users' kernel: a node with one user, a constant, or
+    a node whose users all end in the same kernel (``|d|`` read twice by a Huber loss's ``where``), where it
+    is computed once; materialising it would cost a write and a read of a whole tensor."""
+    inline: set[str] = set()
+    root: dict[str, str] = {}  # inlined node -> the node whose kernel computes it
+    for node in reversed(list(graph.nodes)):  # users before producers
         if not is_pointwise(node):
             continue
         users = list(node.users)
-        if users and all(is_pointwise(u) for u in users) and (len(users) == 1 or is_constant(node)):
+        if not users or not all(is_pointwise(u) for u in users):
+            continue
+        ends = {root.get(u.name, u.name) for u in users}
+        if len(users) == 1 or is_constant(node) or len(ends) == 1:
             inline.add(node.name)
+            if len(ends) == 1:
+                root[node.name] = ends.pop()
     return inline
 
 

@@ -4,6 +4,8 @@ A row is the set of elements that differ only along the op's dims (the softmax d
 trailing dims, the scan dim). One program handles BLOCK_O rows and walks each row BLOCK_R elements at a
 time: softmax in three passes (max, sum of exponentials, write), layer norm in three (mean, variance,
 write), scans in one with a running carry. Input and output are addressed through their own strides.
+On NVIDIA targets a softmax or layer norm whose row fits one BLOCK_R tile (up to 16384) reads it once:
+the ONE_TILE branch keeps the row in registers between its statistics and its write.
 On a GPU, a layer norm over few long rows (a (C, H, W) norm at batch 16) instead shares each row block
 among SPLIT programs: chunk statistics, a combine kernel, then a chunk-wise normalize (split_stats.py).
 
@@ -21,14 +23,16 @@ from torch.fx import Node
 
 from kernelevolve.lowering import split_stats
 from kernelevolve.lowering.context import Context, compute_type, packet, val
+from kernelevolve.lowering.dots import SMS
 from kernelevolve.lowering.indexing import decompose, norm_dims, schema_args
 from kernelevolve.lowering.prologue import Source
 from kernelevolve.lowering.reduction import _split
 
 ACC = "tl.float32"
+ONE_TILE_MAX = 16384  # longest row an NVIDIA draft keeps in registers (64 KiB of fp32 over 16 warps)
 
 
-def _setup(ctx: Context, node: Node, red: list[int], name: str, n_out: int):
+def _setup(ctx: Context, node: Node, red: list[int], name: str, n_out: int, one_tile: bool = False):
     x = node.args[0]
     r = val(x).dim()
     kept = [d for d in range(r) if d not in red]
@@ -37,9 +41,12 @@ def _setup(ctx: Context, node: Node, red: list[int], name: str, n_out: int):
     xs = val(x).shape
     n_red = math.prod(ctx.hint(xs[d]) for d in red)
     n_rows = math.prod(ctx.hint(xs[d]) for d in kept)
-    bo = ctx.tunable(f"{tag}_BLOCK_O", ctx.block(n_rows, 1, 8, 32), "rows per program")
-    br = ctx.tunable(f"{tag}_BLOCK_R", ctx.block(n_red, 16, 128, 1024), "row elements per step")
-    warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
+    tiles = (ctx.block(n_rows, 1, 8, 32), ctx.block(n_red, 16, 128, 1024), 4)
+    if one_tile and ctx.nvidia and n_red <= ONE_TILE_MAX:
+        tiles = _one_tile_defaults(n_rows, n_red)
+    bo = ctx.tunable(f"{tag}_BLOCK_O", tiles[0], "rows per program")
+    br = ctx.tunable(f"{tag}_BLOCK_R", tiles[1], "row elements per step")
+    warps = ctx.tunable(f"{tag}_WARPS", tiles[2], "1, 2, 4, 8 or 16")
     src = Source(ctx, x, kept, red)
     ks, rs = [f"ks{i}" for i in range(len(kept))], [f"rs{i}" for i in range(len(red))]
     kx, rx = src.stride_params(kept, "b"), src.stride_params(red, "r")
@@ -58,6 +65,8 @@ def _setup(ctx: Context, node: Node, red: list[int], name: str, n_out: int):
     launch += [src.size(d) for d in kept] + src.stride_launch(kept) + [f"{yvar}.stride({d})" for d in kept]
     launch += [src.size(d) for d in red] + src.stride_launch(red) + [f"{yvar}.stride({d})" for d in red]
     consts = [f"BLOCK_O={bo}", f"BLOCK_R={br}", f"num_warps={warps}"]
+    if one_tile and ctx.nvidia:  # its parameter is added last, by _finish
+        consts.insert(0, f"ONE_TILE={launch[len(src.ptr_params()) + 2]} <= {br}")
     grid = f"{kname}[(max(1, triton.cdiv({n_rows}, {bo})),)]"
     return kname, params, head, step, launch, consts, grid, yvar, src
 
@@ -68,15 +77,20 @@ def emit_softmax(ctx: Context, node: Node) -> None:
     red = norm_dims(args["dim"], val(x).dim())
     log = packet(node) == "_log_softmax"
     kind = "log_softmax" if log else "softmax"
-    kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, kind, 1)
+    kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, kind, 1, one_tile=True)
     load = src.load("m", "float('-inf')", "tl.float32", "        ")
     write = "v - mx[:, None] - tl.log(s)[:, None]" if log else "tl.exp(v - mx[:, None]) / s[:, None]"
+    single = ["        r0 = 0", *step, *load, "        mx = tl.max(v, axis=1)",
+              "        s = tl.sum(tl.where(m, tl.exp(v - mx[:, None]), 0.0), axis=1)", f"        out = {write}",
+              "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(out, y_ptr), mask=m)"]
     body = ["    mx2 = tl.full([BLOCK_O, BLOCK_R], float('-inf'), tl.float32)", "    for r0 in range(0, R, BLOCK_R):",
             *step, *load, "        mx2 = tl.maximum(mx2, v)", "    mx = tl.max(mx2, axis=1)",
             "    s2 = tl.zeros([BLOCK_O, BLOCK_R], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
             *load, "        s2 += tl.where(m, tl.exp(v - mx[:, None]), 0.0)", "    s = tl.sum(s2, axis=1)",
             "    for r0 in range(0, R, BLOCK_R):", *step, *load, f"        out = {write}",
             "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(out, y_ptr), mask=m)"]
+    if ctx.nvidia:
+        body = _or_one_tile(single, body)
     _finish(ctx, node, kname, params, head, body, launch, consts, grid, y,
             f"{packet(node)} over dims {red}{src.what}")
 
@@ -94,7 +108,9 @@ def emit_layer_norm(ctx: Context, node: Node) -> None:
     x = node.args[0]
     r = val(x).dim()
     red = list(range(r - len(args["normalized_shape"]), r))
-    kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, "layer_norm", 3)
+    split = _split_rows(ctx, x, red)
+    kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, "layer_norm", 3,
+                                                                     one_tile=split == 1)
     weight, bias = args.get("weight"), args.get("bias")
     users = {u.args[1] for u in node.users}
     stats = bool(users & {1, 2})
@@ -107,7 +123,6 @@ def emit_layer_norm(ctx: Context, node: Node) -> None:
     flags = [f"HAS_W={weight is not None}", f"HAS_B={bias is not None}"]
     load = src.load("m", "0.0", "tl.float32", "        ")
     what = f"layer norm over dims {red}{src.what}"
-    split = _split_rows(ctx, x, red)
     if split > 1:
         _emit_split_layer_norm(ctx, node, (kname, what, y, src), params, head, step + load, launch, consts,
                                [*wb, *flags], [mean_var, rstd_var, ctx.sym(args["eps"]), f"STATS={stats}"], split)
@@ -120,10 +135,35 @@ def emit_layer_norm(ctx: Context, node: Node) -> None:
             "    acc = tl.zeros([BLOCK_O, BLOCK_R], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
             *load, "        d = tl.where(m, v - mean[:, None], 0.0)", "        acc += d * d",
             "    rstd = 1.0 / tl.sqrt_rn(tl.sum(acc, axis=1) / R + eps)",
-            "    for r0 in range(0, R, BLOCK_R):", *step, *load, *_NORMALIZE,
-            "    if STATS:", "        tl.store(mean_ptr + o, _cast_out(mean, mean_ptr), mask=o_mask)",
+            "    for r0 in range(0, R, BLOCK_R):", *step, *load, *_NORMALIZE]
+    single = ["        r0 = 0", *step, *load, "        mean = tl.sum(v, axis=1) / R",
+              "        d = tl.where(m, v - mean[:, None], 0.0)",
+              "        rstd = 1.0 / tl.sqrt_rn(tl.sum(d * d, axis=1) / R + eps)", *_NORMALIZE]
+    if ctx.nvidia:
+        body = _or_one_tile(single, body)
+    body += ["    if STATS:", "        tl.store(mean_ptr + o, _cast_out(mean, mean_ptr), mask=o_mask)",
             "        tl.store(rstd_ptr + o, _cast_out(rstd, rstd_ptr), mask=o_mask)"]
     _finish(ctx, node, kname, params, head, body, launch, consts, grid, y, what)
+
+
+def _one_tile_defaults(n_rows: int, n_red: int) -> tuple[int, int, int]:
+    """(BLOCK_O, BLOCK_R, warps) of an NVIDIA draft whose rows fit one tile: the whole row (a power of two),
+    rows per program while the tile stays within 4096 elements and two waves of programs remain, and about
+    16 elements a thread."""
+    br = 16
+    while br < n_red:
+        br *= 2
+    bo = 1
+    while bo * 2 * br <= 4096 and n_rows // (bo * 2) >= 2 * SMS:
+        bo *= 2
+    return bo, br, min(16, max(4, bo * br // 512))
+
+
+def _or_one_tile(single: list[str], loops: list[str]) -> list[str]:
+    """The body as ``if ONE_TILE: single else: loops``: a row that fits BLOCK_R is read from memory once
+    (kept in registers between its statistics and its write) instead of once per pass."""
+    return ["    if ONE_TILE:  # the whole row in one tile: one read", *single, "    else:",
+            *[f"    {line}" for line in loops]]
 
 
 def _split_rows(ctx: Context, x: Node, red: list[int]) -> int:
@@ -200,7 +240,8 @@ def emit_scan(ctx: Context, node: Node) -> None:
 
 def _finish(ctx: Context, node: Node, kname: str, params: list[str], head: list[str], body: list[str],
             launch: list[str], consts: list[str], grid: str, y: str, what: str) -> None:
-    params = params + ["BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr"]
+    one_tile = ["ONE_TILE: tl.constexpr"] if any(c.startswith("ONE_TILE=") for c in consts) else []
+    params = params + one_tile + ["BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr"]
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {what}",
                                   *head, *body]))
     ctx.launch(grid, launch + consts)

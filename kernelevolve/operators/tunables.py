@@ -11,7 +11,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-_NAME = re.compile(r"(BLOCK|TILE|WARPS|STAGES|GROUP|ROWS|COLS|SPLIT|CHUNK|VEC|UNROLL|PER_PROGRAM)", re.I)
+_NAME = re.compile(r"(BLOCK|TILE|WARPS|STAGES|GROUP|ROWS|COLS|SPLIT|CHUNK|VEC|UNROLL|PER_PROGRAM|TF32X3)", re.I)
 _LAUNCH_KEYWORDS = {"num_warps", "num_stages"}
 
 
@@ -26,6 +26,8 @@ class Tunable:
     @property
     def kind(self) -> str:
         low = self.name.lower()
+        if low.endswith("tf32x3"):
+            return "flag"
         if "warps" in low:
             return "warps"
         if "stages" in low:
@@ -35,7 +37,7 @@ class Tunable:
         return "block"
 
 
-RANGES = {"warps": (1, 16), "stages": (1, 5), "count": (1, 64), "block": (16, 8192)}
+RANGES = {"warps": (1, 16), "stages": (1, 5), "count": (1, 64), "block": (16, 8192), "flag": (0, 1)}
 
 
 def find_tunables(source: str) -> list[Tunable]:
@@ -68,9 +70,12 @@ def _make(name: str, node: ast.AST) -> Tunable:
 
 
 def neighbours(t: Tunable) -> list[int]:
-    """Values one step away: doubling and halving (powers of two stay powers of two), within range."""
+    """Values one step away: doubling and halving (powers of two stay powers of two), within range; a flag
+    (``..._TF32X3``) flips."""
     lo, hi = RANGES[t.kind]
-    if t.kind == "stages":
+    if t.kind == "flag":
+        options = [1 - t.value]
+    elif t.kind == "stages":
         options = [t.value - 1, t.value + 1]
     else:
         options = [t.value // 2, t.value * 2]

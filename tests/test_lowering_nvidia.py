@@ -1,0 +1,107 @@
+"""NVIDIA drafts: fp32 dots as three TF32 products, and rows that fit one tile read once.
+
+Both are GPU-only choices of the lowering (lowering/dots.py, rows.py); the interpreter's own drafts keep
+IEEE dots and the three-pass rows. Each NVIDIA draft is still checked here by the real evaluator on Triton's
+CPU interpreter, in both settings of the switch, so the branch the search may flip to is exact too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evaluators.roofline import Peaks, analyse, fp32_accurate_rate
+from kernelevolve.lowering import lower_spec
+from kernelevolve.operators.tunables import find_tunables, neighbours
+
+SPECS = Path(__file__).parent / "specs" / "any_op"
+
+
+def _passes(ke, spec: Path, source: str, tmp_path: Path, name: str) -> None:
+    candidate = tmp_path / f"{name}.py"
+    candidate.write_text(source, encoding="utf-8")
+    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json",
+                "--state-dir", str(tmp_path / "state"))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "ok", result.stdout
+
+
+def test_nvidia_drafts_run_fp32_dots_as_tf32x3_and_the_search_can_flip_it() -> None:
+    gpu, cpu = lower_spec(SPECS / "linear_relu.py", "h100"), lower_spec(SPECS / "linear_relu.py", "cpu")
+    assert 'input_precision="tf32x3"' in gpu and "MATMUL0_TF32X3 = 1" in gpu and "GROUP_M=" in gpu
+    assert "tf32x3" not in cpu and "GROUP_M" not in cpu
+    assert "tf32x3" not in lower_spec(SPECS / "linear_relu.py", "mi300x")  # other vendors keep IEEE dots
+    flag = next(t for t in find_tunables(gpu) if t.name == "MATMUL0_TF32X3")
+    assert flag.kind == "flag" and neighbours(flag) == [0]
+    conv = lower_spec(SPECS / "conv2d_relu_bias.py", "h100")
+    assert "CONV0_TF32X3 = 1" in conv and "TF32X3=CONV0_TF32X3" in conv
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", ["linear_relu", "conv2d_relu_bias"])
+def test_nvidia_matmul_and_conv_drafts_are_exact_with_either_dot(spec: str, ke, tmp_path: Path) -> None:
+    """The grouped tile order and the larger tiles keep every output element covered once; the interpreter
+    runs tf32x3 exactly, so this checks the kernel's indexing in both branches of the switch."""
+    source = lower_spec(SPECS / f"{spec}.py", "h100")
+    _passes(ke, SPECS / f"{spec}.py", source, tmp_path, "x3")
+    _passes(ke, SPECS / f"{spec}.py", source.replace("_TF32X3 = 1", "_TF32X3 = 0"), tmp_path, "ieee")
+
+
+ROWS_SPEC = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.norm = nn.LayerNorm(hidden)
+
+    def forward(self, x):
+        return torch.softmax(x * 3, dim=-1), torch.log_softmax(x, dim=0), self.norm(x) * 2 + 1
+
+
+def get_inputs():
+    return [torch.randn(96, 200)]
+
+
+def get_test_inputs():
+    return [get_inputs(), [torch.randn(40, 200) * 4 - 1]]
+
+
+def get_init_inputs():
+    return [200]
+'''
+
+
+@pytest.mark.slow
+def test_nvidia_rows_that_fit_one_tile_are_read_once(ke, tmp_path: Path) -> None:
+    """Softmax, log_softmax and layer norm rows of 200 fit one 256-wide tile: the NVIDIA draft's ONE_TILE
+    branch reads each row once. Exact on the interpreter in that branch and, with BLOCK_R tuned below the
+    row, in the three-pass branch; the cpu target's draft has no ONE_TILE at all."""
+    spec = tmp_path / "rows.py"
+    spec.write_text(ROWS_SPEC, encoding="utf-8")
+    source = lower_spec(spec, "h100")
+    assert source.count("if ONE_TILE:") == 3 and "SOFTMAX0_BLOCK_R = 256" in source
+    assert "ONE_TILE" not in lower_spec(spec, "cpu")
+    _passes(ke, spec, source, tmp_path, "one_tile")
+    looped = source
+    for kernel in ("SOFTMAX0", "LOG_SOFTMAX0", "LAYER_NORM0"):
+        looped = looped.replace(f"{kernel}_BLOCK_R = 256", f"{kernel}_BLOCK_R = 64")
+    assert looped.count("_BLOCK_R = 64") >= 2
+    _passes(ke, spec, looped, tmp_path, "looped")
+
+
+def test_the_fp32_compute_floor_counts_tensor_cores_at_a_third_of_tf32() -> None:
+    """An IEEE-accurate fp32 matmul can run as three TF32 products, so the floor of an fp32 case uses the
+    faster of fp32 and TF32 / 3; without a TF32 rate it stays the fp32 peak."""
+    assert fp32_accurate_rate({"fp32": 67, "tf32": 494.7}) == pytest.approx(164.9)
+    assert fp32_accurate_rate({"fp32": 163.4, "tf32": 300}) == 163.4
+    assert fp32_accurate_rate({"fp32": 5.5}) == 5.5
+    peaks = Peaks(dram_gbps=3350, tflops={"fp32": 67, "tf32": 494.7, "bf16": 989.4})
+    fp32 = analyse(2 * 4096 ** 3, 3 * 4096 ** 2 * 4, "fp32", 1.0, peaks)
+    assert fp32["compute_floor_ms"] == pytest.approx(2 * 4096 ** 3 / 164.9e12 * 1e3)
+    bf16 = analyse(2 * 4096 ** 3, 3 * 4096 ** 2 * 2, "bf16", 1.0, peaks)
+    assert bf16["compute_floor_ms"] == pytest.approx(2 * 4096 ** 3 / 989.4e12 * 1e3)
