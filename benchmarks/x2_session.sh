@@ -10,6 +10,8 @@
 # any-op sweep at budget 8 over every GPU (resumes from .probe/anyop_state.tgz if that was carried).
 set -uo pipefail
 work=/tmp/ke-x2; tp=$work/tp; state=$work/anyop
+# the target whose device_match names the GPU present (an nvidia-h100-x2 call may be given H200s)
+hw=h100; nvidia-smi -L 2>/dev/null | grep -q H200 && hw=h200
 case "${1:-}" in
 start)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
@@ -31,8 +33,8 @@ run)
   fi
   touch "$tp/done"
   if [ -f .probe/anyop_state.tgz ] && [ ! -d "$state" ]; then tar -xzf .probe/anyop_state.tgz -C "$work"; fi
-  python3 benchmarks/any_op_sweep.py --hw h100 --budget 8 --concurrency $((12 * gpus)) --state-dir "$state" \
-    --write "$work/any_op_h100" > "$work/sweep.log" 2>&1
+  python3 benchmarks/any_op_sweep.py --hw $hw --budget 8 --concurrency $((12 * gpus)) --state-dir "$state" \
+    --write "$work/any_op_$hw" > "$work/sweep.log" 2>&1
   echo "rc $?" > "$work/sweep_done" ;;
 poll)
   end=$((SECONDS + ${WAIT:-0}))
@@ -42,9 +44,9 @@ poll)
   if [ "${STOP:-0}" = 1 ] && [ ! -f "$work/sweep_done" ]; then
     pkill -f any_op_sweep.py; pkill -f kernelevolve.cli.main; sleep 8; pkill -9 -f kernelevolve
     tar -czf "$OUT/anyop_state.tgz" -C "$work" anyop
-    PYTHONPATH=/tmp/site python3 benchmarks/any_op_sweep.py --hw h100 --budget 8 --state-dir "$state" \
-      --matrix-only --write "$OUT/any_op_h100_partial" > /dev/null 2>&1
+    PYTHONPATH=/tmp/site python3 benchmarks/any_op_sweep.py --hw $hw --budget 8 --state-dir "$state" \
+      --matrix-only --write "$OUT/any_op_${hw}_partial" > /dev/null 2>&1
   fi
-  cp "$work"/any_op_h100.* "$OUT/" 2>/dev/null; ls "$OUT" ;;
+  cp "$work"/any_op_$hw.* "$OUT/" 2>/dev/null; ls "$OUT" ;;
 *) echo "usage: $0 start|poll (run: what start detaches)" >&2; exit 2 ;;
 esac

@@ -57,6 +57,11 @@ def emit(ctx: Context, node: Node) -> None:
         store = ctx.fresh("tile")
         ctx.line(f"{store} = {out}.view({tile_shape})")
     av, bv = ctx.tensor(a), ctx.tensor(b)
+    if ctx.nvidia:  # tf32x3 operands K-major (a transposed copy only where they are not)
+        ak, bk_major = ctx.fresh("a_k"), ctx.fresh("b_k")
+        ctx.line(f"{ak} = _k_major({av}, -1) if {tf32x3} else {av}")
+        ctx.line(f"{bk_major} = _k_major({bv}, -2) if {tf32x3} else {bv}")
+        av, bv = ak, bk_major
     index = ["pid_b", "rm[:, None]", "rn[None, :]"] if batched else ["rm[:, None]", "rn[None, :]"]
     epi = epilogue.build(ctx, group, anchor, index, "cmask", "[BLOCK_M, BLOCK_N]", out, tile_shape) if group else None
     params = ["a_ptr", "b_ptr", "c_ptr", "bias_ptr", "M", "N", "K", "sab", "sam", "sak", "sbb", "sbk", "sbn",

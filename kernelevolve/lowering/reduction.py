@@ -55,6 +55,7 @@ FINISH = {kind: FINISH.get(kind, "") for kind in COMBINE}
 PARTIAL_DTYPES = {"tl.float32": "torch.float32", "tl.float64": "torch.float64", "tl.int64": "torch.int64",
                   "tl.int32": "torch.int32"}
 TARGET_PROGRAMS = 512  # about four programs per SM of an H100 (132 SMs)
+TILE = 4096  # elements of an NVIDIA draft's [BLOCK_O, BLOCK_R] tile
 
 
 def _split(n_out: int, bo: int, n_red: int, min_per_program: int = 8192) -> int:
@@ -179,9 +180,14 @@ def emit(ctx: Context, node: Node) -> None:
     n_red = math.prod(ctx.hint(xv.shape[d]) for d in red)
     n_out = math.prod(ctx.hint(xv.shape[d]) for d in kept)
     rows_per_program = ctx.block(n_out, 1, 16, 64)
+    r_val, warps_val = ctx.block(n_red, 16, 128, 1024), 4
+    if ctx.nvidia and rows_per_program <= 4:  # few outputs (a loss, a norm): a 1 x 128 tile per step leaves
+        # too few loads in flight; take up to 4096 elements a step
+        r_val = ctx.block(n_red, 16, max(128, TILE // rows_per_program))
+        warps_val = 8 if rows_per_program * r_val >= TILE else 4
     bo = ctx.tunable(f"{tag}_BLOCK_O", rows_per_program, "output elements per program")
-    br = ctx.tunable(f"{tag}_BLOCK_R", ctx.block(n_red, 16, 128, 1024), "reduced elements per step")
-    warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
+    br = ctx.tunable(f"{tag}_BLOCK_R", r_val, "reduced elements per step")
+    warps = ctx.tunable(f"{tag}_WARPS", warps_val, "1, 2, 4, 8 or 16")
     src = Source(ctx, x, kept, red)
     ks = [f"ks{i}" for i in range(len(kept))]
     rs = [f"rs{i}" for i in range(len(red))]

@@ -64,6 +64,17 @@ def _copy(src):
     """A contiguous copy of ``src`` made by a Triton kernel (views become buffers, outputs stop aliasing)."""
     return _copy_into(torch.empty(src.shape, dtype=src.dtype, device=src.device), src)
 ''',
+    "_k_major": '''
+def _k_major(src, k_dim):
+    """``src`` if its reduction dim ``k_dim`` is the contiguous one, else a Triton copy laid out so it is: a
+    TF32 tensor-core dot reads both operands K-major, and runs a slow path on any other layout."""
+    k_dim = k_dim % src.dim()
+    if src.stride(k_dim) == 1 or src.shape[k_dim] == 1:
+        return src
+    order = [d for d in range(src.dim()) if d != k_dim] + [k_dim]
+    buf = torch.empty([src.shape[d] for d in order], dtype=src.dtype, device=src.device)
+    return _copy_into(buf.permute(*sorted(range(src.dim()), key=order.__getitem__)), src)
+''',
     "_contiguous": '''
 def _contiguous(src):
     return src if src.is_contiguous() else _copy(src)
@@ -93,7 +104,7 @@ def _pinned_sizes(checks):
                                  f"with it fixed at {size}: lower again for these sizes")
 ''',
 }
-DEPS = {"_copy_into": ["_copy_kernel"], "_copy": ["_copy_into"], "_contiguous": ["_copy"]}
+DEPS = {"_copy_into": ["_copy_kernel"], "_copy": ["_copy_into"], "_contiguous": ["_copy"], "_k_major": ["_copy_into"]}
 
 
 def helpers_used(text: str) -> list[str]:
