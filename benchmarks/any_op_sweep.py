@@ -129,13 +129,19 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {level} | {s['correct']}/{s['total']} | {s['rate']:.0%} | {s['goal']:.0%} | "
                      f"{fmt(s['geomean_vs_eager'])} | {fmt(s['geomean_vs_compile'])} | "
                      f"{f'{floor:.2f}' if floor else '-'} |")
-    lines += ["", "| problem | status | nodes | vs eager | vs compile | of floor | reason |",
-              "|---|---|---|---|---|---|---|"]
+    search = [r["op"] for r in report["rows"] if r.get("measured") == "search"]
+    if search:
+        lines += ["", f"**{len(search)} of {len(report['rows'])} runs have no final re-measurement yet** (stopped "
+                  "or still running): their figures are the best node's own search-time evaluation, marked "
+                  "`search` below."]
+    lines += ["", "| problem | status | nodes | measured | vs eager | vs compile | of floor | reason |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in report["rows"]:
         fmt = (lambda v: f"{v:.2f}x" if v else "-")  # noqa: E731
         reason = " ".join(str(r.get("reason") or "").split())[:160].replace("|", "/")
         floor = r.get("fraction_of_floor")
-        lines.append(f"| {r['op']} | {r['status']} | {r['nodes']} | {fmt(r.get('speedup_vs_eager'))} | "
+        lines.append(f"| {r['op']} | {r['status']} | {r['nodes']} | {r.get('measured') or '-'} | "
+                     f"{fmt(r.get('speedup_vs_eager'))} | "
                      f"{fmt(r.get('speedup_vs_compile'))} | {f'{floor:.2f}' if floor else '-'} | {reason} |")
     return "\n".join(lines) + "\n"
 

@@ -127,6 +127,34 @@ def test_a_failing_op_is_a_row_with_its_reason(tmp_path: Path) -> None:
     assert page.rstrip().endswith("0/2 correct")
 
 
+def test_a_row_says_whether_its_figures_are_the_final_re_measurement(tmp_path: Path) -> None:
+    """A run stopped before its final re-measurement reports its best node's search-time figures, marked
+    ``search``; once final.json (of that node) exists, the row uses it and says ``final``."""
+    import importlib.util
+
+    loader = importlib.util.spec_from_file_location("any_op_sweep", Path(REPO_ROOT) / "benchmarks" / "any_op_sweep.py")
+    sweep = importlib.util.module_from_spec(loader)
+    sys.modules["any_op_sweep"] = sweep  # its dataclasses look their module up there
+    loader.loader.exec_module(sweep)
+    op = get_op("abs.default")
+    meta, objects = MetadataStore(tmp_path / "ke.duckdb"), ObjectStore(str(tmp_path / "artifacts"))
+    path, text = materialize_spec(op, tmp_path / "specs")
+    run = create_run(meta, objects, SearchConfig(op="aten.abs.default", spec_path=str(path), hw="cpu",
+                                                 strategy="greedy", budget=2), text, {"aten": op.name})
+    good = EvaluationResult("ok", fitness=1.5, target="cpu", timed=True, speedup_vs_eager=1.5, speedup_vs_compile=1.2)
+    persist_node(meta, objects, run, "offline", 1, None, Proposal("y = 1\n", {}), source_hash("y = 1\n"), good)
+    row = coverage_row(meta, objects, op, meta.get_run(run.run_id))
+    assert (row["measured"], row["speedup_vs_compile"]) == ("search", 1.2)
+    final = {**good.to_dict(), "node_id": 1, "speedup_vs_compile": 0.9}
+    objects.put_json(f"runs/{run.run_id}/final.json", final)
+    row = coverage_row(meta, objects, op, meta.get_run(run.run_id))
+    assert (row["measured"], row["speedup_vs_compile"]) == ("final", 0.9)
+    page = sweep.markdown({"hw": "cpu", "budget": 2, "date": "d", "commit": "c", "seconds": 1, "command": "x",
+                           "levels": {}, "rows": [{**row, "op": "level1/x", "family": "level1"},
+                                                  {**row, "op": "level1/y", "family": "level1", "measured": "search"}]})
+    assert "**1 of 2 runs have no final re-measurement yet**" in page and "| level1/y | ok | 1 | search |" in page
+
+
 def test_op_globs_select_in_suite_order_and_a_typo_is_an_error() -> None:
     logs = select_ops("log*")
     assert logs and all(op.name.startswith("log") for op in logs)

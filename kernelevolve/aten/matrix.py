@@ -20,12 +20,14 @@ from kernelevolve.store.objects import ObjectStore
 from kernelevolve.store.records import RunRecord
 
 
-def _evaluation(objects: ObjectStore, run: RunRecord, node_id: int) -> dict[str, Any]:
+def _evaluation(objects: ObjectStore, run: RunRecord, node_id: int) -> tuple[dict[str, Any], str]:
+    """The node's evaluation and where it comes from: ``final`` (the run's fresh re-measurement) or
+    ``search`` (its own evaluation during the search, selection bias included: a run stopped early)."""
     ref = final_ref(run.run_id, node_id, best=True)
     final = objects.get_json(ref) if objects.exists(ref) else None
     if final and final.get("node_id") == node_id and final.get("status") == "ok":
-        return final
-    return objects.get_json(objects.node_prefix(run.run_id, node_id) + "evaluation.json")
+        return final, "final"
+    return objects.get_json(objects.node_prefix(run.run_id, node_id) + "evaluation.json"), "search"
 
 
 def coverage_row(meta: MetadataStore, objects: ObjectStore, op: AtenOp, run: RunRecord | None) -> dict[str, Any]:
@@ -47,12 +49,12 @@ def coverage_row(meta: MetadataStore, objects: ObjectStore, op: AtenOp, run: Run
             row.update(status=run.status, reason="no node evaluated yet")
         return row
     node = best[0]
-    evaluation = _evaluation(objects, run, node.node_id)
+    evaluation, measured = _evaluation(objects, run, node.node_id)
     cases = [{k: c.get(k) for k in ("name", "latency_ms", "eager_ms", "compile_ms", "floor_ms", "fraction_of_floor")}
              for c in evaluation.get("cases", [])]
     fractions = [c["fraction_of_floor"] for c in cases if c.get("fraction_of_floor")]
     gpu = (evaluation.get("extra") or {}).get("gpu") or {}
-    row.update(correct=True, status="ok", node_id=node.node_id, cases=cases,
+    row.update(correct=True, status="ok", node_id=node.node_id, cases=cases, measured=measured,
                gpu={k: gpu.get(k) for k in ("name", "torch", "triton", "driver_version")} if gpu else None,
                timed=bool(evaluation.get("timed")), simulated=bool(evaluation.get("simulated")),
                speedup_vs_eager=evaluation.get("speedup_vs_eager"),
