@@ -49,6 +49,55 @@ def test_nvidia_matmul_and_conv_drafts_are_exact_with_either_dot(spec: str, ke, 
     _passes(ke, SPECS / f"{spec}.py", source.replace("_TF32X3 = 1", "_TF32X3 = 0"), tmp_path, "ieee")
 
 
+CONV_SPEC = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c2 = nn.Conv2d(32, 24, 3, stride=2, padding=2, dilation=2, groups=2)
+        self.c1 = nn.Conv1d(16, 8, 5, padding=1, bias=False)
+        self.c3 = nn.Conv3d(16, 4, 2)
+
+    def forward(self, x2, x1, x3):
+        return torch.relu(self.c2(x2)) + 1, self.c1(x1), self.c3(x3.transpose(1, 2))
+
+
+def get_inputs():
+    return [torch.randn(2, 32, 11, 9), torch.randn(3, 16, 20), torch.randn(1, 5, 16, 4, 6)]
+
+
+def get_test_inputs():
+    return [get_inputs()]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.slow
+def test_nvidia_convs_have_a_channels_last_form_exact_either_way(ke, tmp_path: Path) -> None:
+    """Grouped, strided, dilated, padded 2-d, bias-free 1-d and a 3-d conv on a non-contiguous input: the
+    NVIDIA draft's channels-last kernels (taps outer, channels inner, inputs copied channels-last) and its
+    NCHW kernels both pass the evaluator; groups of 16 or more input channels default to channels-last."""
+    spec = tmp_path / "convs.py"
+    spec.write_text(CONV_SPEC, encoding="utf-8")
+    source = lower_spec(spec, "h100")
+    assert source.count("if CONV") == 3 and "CONV0_CHANNELS_LAST = 1" in source and "def _convcl0(" in source
+    assert "_convcl" not in lower_spec(spec, "cpu")
+    flag = next(t for t in find_tunables(source) if t.name == "CONV0_CHANNELS_LAST")
+    assert flag.kind == "flag"
+    _passes(ke, spec, source, tmp_path, "channels_last")
+    nchw = source
+    for i in range(3):
+        nchw = nchw.replace(f"CONV{i}_CHANNELS_LAST = 1", f"CONV{i}_CHANNELS_LAST = 0")
+    assert "_CHANNELS_LAST = 1" not in nchw
+    _passes(ke, spec, nchw, tmp_path, "nchw")
+
+
 ROWS_SPEC = '''
 import torch
 import torch.nn as nn

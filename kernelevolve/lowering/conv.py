@@ -13,7 +13,7 @@ import math
 
 from torch.fx import Node
 
-from kernelevolve.lowering import dots, epilogue
+from kernelevolve.lowering import conv_nhwc, dots, epilogue
 from kernelevolve.lowering.context import Context, packet, val
 from kernelevolve.lowering.errors import LoweringError
 from kernelevolve.lowering.indexing import schema_args
@@ -31,8 +31,8 @@ def emit(ctx: Context, node: Node) -> None:
     tag = kname.lstrip("_").upper()
     wv_shape = val(w).shape
     cog_hint = ctx.hint(wv_shape[1]) if transposed else ctx.hint(wv_shape[0]) // groups
-    ktot_hint = (ctx.hint(wv_shape[0]) // groups if transposed else ctx.hint(wv_shape[1])) * math.prod(
-        ctx.hint(k) for k in wv_shape[2:])
+    cig_hint = ctx.hint(wv_shape[0]) // groups if transposed else ctx.hint(wv_shape[1])
+    ktot_hint = cig_hint * math.prod(ctx.hint(k) for k in wv_shape[2:])
     out_v = val(node)
     m_hint = ctx.hint(out_v.shape[0]) * math.prod(ctx.hint(o) for o in out_v.shape[2:])
     m_val, n_val, warps_val = ctx.block(m_hint, 16, 64, 256), ctx.block(cog_hint, 16, 64), 4
@@ -64,9 +64,10 @@ def emit(ctx: Context, node: Node) -> None:
              "    m_mask = rm < M", "    n_mask = rn < COG", "    co = g * COG + rn", "    rem = rm"]
     for d in reversed(sp):
         lines += [f"    o{d} = rem % O{d}", f"    rem = rem // O{d}"]
-    lines += ["    nb = rem", "    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
-              "    for k0 in range(0, KTOT, BLOCK_K):", "        rk = k0 + tl.arange(0, BLOCK_K)",
-              "        k_mask = rk < KTOT", "        krem = rk"]
+    lines += ["    nb = rem", "    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)"]
+    head = lines
+    lines = ["    for k0 in range(0, KTOT, BLOCK_K):", "        rk = k0 + tl.arange(0, BLOCK_K)",
+             "        k_mask = rk < KTOT", "        krem = rk"]
     for d in reversed(sp):
         lines += [f"        kk{d} = krem % K{d}", f"        krem = krem // K{d}"]
     lines += ["        ci = krem", "        valid = m_mask[:, None] & k_mask[None, :]",
@@ -89,14 +90,15 @@ def emit(ctx: Context, node: Node) -> None:
               f"        b = tl.load(w_ptr + {w_off}, mask=k_mask[:, None] & n_mask[None, :], other=0.0)",
               "        if F32_DOT:  # bf16 operands: dot in fp32 (Triton's CPU interpreter has no bf16 matmul)",
               "            a = a.to(tl.float32)",
-              *dots.lines(ctx, "acc", "        "),
-              "    cmask = m_mask[:, None] & n_mask[None, :]",
-              "    if HAS_BIAS:",
-              "        acc += tl.load(b_ptr + co, mask=n_mask, other=0.0).to(tl.float32)[None, :]"]
-    lines += [f"    {line}" for line in epi.lines] if epi else []
+              *dots.lines(ctx, "acc", "        ")]
+    tail = ["    cmask = m_mask[:, None] & n_mask[None, :]",
+            "    if HAS_BIAS:",
+            "        acc += tl.load(b_ptr + co, mask=n_mask, other=0.0).to(tl.float32)[None, :]"]
+    tail += [f"    {line}" for line in epi.lines] if epi else []
     y_off = "nb[:, None] * syn + co[None, :] * syc" + "".join(f" + o{d}[:, None] * sy{d}" for d in sp)
     result = epi.result if epi else "acc"
-    lines.append(f"    tl.store(y_ptr + {y_off}, _cast_out({result}, y_ptr), mask=cmask)")
+    tail.append(f"    tl.store(y_ptr + {y_off}, _cast_out({result}, y_ptr), mask=cmask)")
+    lines = head + lines + tail
     what = (f"{'transposed ' if transposed else ''}conv{s}d stride={stride} padding={padding} dilation={dilation} "
             f"groups={groups}")
     if group:
@@ -122,7 +124,17 @@ def emit(ctx: Context, node: Node) -> None:
     if ctx.nvidia:
         launch.insert(-1, f"TF32X3={tf32x3}")
     grid = f"(max(1, triton.cdiv({launch[4]}, {bm})), max(1, triton.cdiv({cog}, {bn})), {groups})"
-    ctx.launch(f"{kname}[{grid}]", launch)
+    if ctx.nvidia and not transposed:  # the channels-last form, switched by a flag the search can flip
+        cl_name = ctx.fresh("_convcl")
+        ctx.kernels.append("\n".join(["@triton.jit", f"def {cl_name}({', '.join(params)}):",
+                                      f"    # {what}, channels-last: taps outer, contiguous channels inner",
+                                      *head, *conv_nhwc.loop(ctx, sp, stride, padding, dilation), *tail]))
+        flag = ctx.tunable(f"{tag}_CHANNELS_LAST", int(cig_hint >= 16), "1: channels-last input and weight copies "
+                           "and the tap-outer kernel; 0: the NCHW gather")
+        conv_nhwc.launch_either(ctx, flag, (f"{cl_name}[{grid}]", conv_nhwc.relaid(launch, xv, wv)),
+                                (f"{kname}[{grid}]", launch))
+    else:
+        ctx.launch(f"{kname}[{grid}]", launch)
     if group:
         ctx.done.add(group.root.name)
         ctx.bind(group.root, out)

@@ -75,6 +75,16 @@ def _k_major(src, k_dim):
     buf = torch.empty([src.shape[d] for d in order], dtype=src.dtype, device=src.device)
     return _copy_into(buf.permute(*sorted(range(src.dim()), key=order.__getitem__)), src)
 ''',
+    "_channels_last": '''
+def _channels_last(src):
+    """``src`` if its dim 1 (channels) is the contiguous one, else a Triton copy laid out (N, *spatial, C)
+    and viewed back in ``src``'s dim order: a channels-last conv reads BLOCK_K consecutive channels."""
+    if src.stride(1) == 1 or src.shape[1] == 1:
+        return src
+    order = [0, *range(2, src.dim()), 1]
+    buf = torch.empty([src.shape[d] for d in order], dtype=src.dtype, device=src.device)
+    return _copy_into(buf.permute(*sorted(range(src.dim()), key=order.__getitem__)), src)
+''',
     "_contiguous": '''
 def _contiguous(src):
     return src if src.is_contiguous() else _copy(src)
@@ -104,7 +114,8 @@ def _pinned_sizes(checks):
                                  f"with it fixed at {size}: lower again for these sizes")
 ''',
 }
-DEPS = {"_copy_into": ["_copy_kernel"], "_copy": ["_copy_into"], "_contiguous": ["_copy"], "_k_major": ["_copy_into"]}
+DEPS = {"_copy_into": ["_copy_kernel"], "_copy": ["_copy_into"], "_contiguous": ["_copy"], "_k_major": ["_copy_into"],
+        "_channels_last": ["_copy_into"]}
 
 
 def helpers_used(text: str) -> list[str]:

@@ -11,7 +11,8 @@ import ast
 import re
 from dataclasses import dataclass
 
-_NAME = re.compile(r"(BLOCK|TILE|WARPS|STAGES|GROUP|ROWS|COLS|SPLIT|CHUNK|VEC|UNROLL|PER_PROGRAM|TF32X3)", re.I)
+_NAME = re.compile(r"(BLOCK|TILE|WARPS|STAGES|GROUP|ROWS|COLS|SPLIT|CHUNK|VEC|UNROLL|PER_PROGRAM|TF32X3|"
+                   r"CHANNELS_LAST)", re.I)
 _LAUNCH_KEYWORDS = {"num_warps", "num_stages"}
 
 
@@ -26,7 +27,7 @@ class Tunable:
     @property
     def kind(self) -> str:
         low = self.name.lower()
-        if low.endswith("tf32x3"):
+        if low.endswith(("tf32x3", "channels_last")):
             return "flag"
         if "warps" in low:
             return "warps"
@@ -71,7 +72,7 @@ def _make(name: str, node: ast.AST) -> Tunable:
 
 def neighbours(t: Tunable) -> list[int]:
     """Values one step away: doubling and halving (powers of two stay powers of two), within range; a flag
-    (``..._TF32X3``) flips."""
+    (``..._TF32X3``, ``..._CHANNELS_LAST``) flips."""
     lo, hi = RANGES[t.kind]
     if t.kind == "flag":
         options = [1 - t.value]
