@@ -153,6 +153,11 @@ def test_a_row_says_whether_its_figures_are_the_final_re_measurement(tmp_path: P
                            "levels": {}, "rows": [{**row, "op": "level1/x", "family": "level1"},
                                                   {**row, "op": "level1/y", "family": "level1", "measured": "search"}]})
     assert "**1 of 2 runs have no final re-measurement yet**" in page and "| level1/y | ok | 1 | search |" in page
+    other = create_run(meta, objects, SearchConfig(op="aten.abs.default", spec_path=str(path), hw="cpu",
+                                                   strategy="greedy", budget=1), text, {"aten": op.name})
+    untimed = EvaluationResult("ok", fitness=1.0, target="cpu", timed=False)
+    persist_node(meta, objects, other, "offline", 1, None, Proposal("z = 1\n", {}), source_hash("z = 1\n"), untimed)
+    assert coverage_row(meta, objects, op, meta.get_run(other.run_id))["measured"] is None  # nothing to re-measure
 
 
 def test_op_globs_select_in_suite_order_and_a_typo_is_an_error() -> None:

@@ -54,6 +54,7 @@ def coverage_row(meta: MetadataStore, objects: ObjectStore, op: AtenOp, run: Run
              for c in evaluation.get("cases", [])]
     fractions = [c["fraction_of_floor"] for c in cases if c.get("fraction_of_floor")]
     gpu = (evaluation.get("extra") or {}).get("gpu") or {}
+    measured = measured if evaluation.get("timed") else None  # an untimed target has nothing to re-measure
     row.update(correct=True, status="ok", node_id=node.node_id, cases=cases, measured=measured,
                gpu={k: gpu.get(k) for k in ("name", "torch", "triton", "driver_version")} if gpu else None,
                timed=bool(evaluation.get("timed")), simulated=bool(evaluation.get("simulated")),
