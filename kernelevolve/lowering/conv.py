@@ -4,7 +4,8 @@ Rows of the GEMM are output positions (batch x spatial), columns the output chan
 reduction runs over (input channel of the group, kernel offset). Each BLOCK_K step gathers the input tile
 straight from x (positions outside the input are the zero padding; for a transposed conv, offsets that
 do not land on a stride multiple contribute nothing) and multiplies it with the weight tile by tl.dot in
-fp32. Bias and any fused pointwise chain are applied to the tile before the one store.
+fp32. Bias and any fused pointwise chain are applied to the tile before the one store. On NVIDIA targets
+the dot is TF32x3 (dots.py) and a non-transposed conv also gets a channels-last form (conv_nhwc.py).
 """
 
 from __future__ import annotations

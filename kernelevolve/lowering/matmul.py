@@ -9,6 +9,10 @@ fp32 operands sum K in groups of K_GROUP steps, each group in its own accumulato
 running sum over a long K (a 131072-long matmul, a matvec) rounds K / BLOCK_K times in sequence, and the
 draft was then less exact than cuBLAS (which splits K) by more than the judge allows. 16-bit operands keep
 one running sum; their tolerance is far above that rounding.
+
+On NVIDIA targets the dot is TF32x3 (dots.py), an operand that is not K-major is first copied K-major (the
+TF32 tensor-core path reads both operands K-major; a row-major B ran slower than IEEE), and the tiles run in a
+grouped order (GROUP_M row tiles down each column of tiles) over a 1-D grid.
 """
 
 from __future__ import annotations
