@@ -4,7 +4,7 @@ The NCHW template gathers each [BLOCK_M, BLOCK_K] input tile over (channel, kern
 element has its own channel and offset, decomposed with integer division, and consecutive K elements sit a
 whole plane apart in memory. Here the kernel walks the taps (kernel offsets) in an outer loop and the input
 channels in an inner one, so a tile's row is BLOCK_K consecutive channels of one input position: with the
-input and the weight copied channels-last (``_channels_last``: channel stride 1) both loads are contiguous
+input and the weight copied channels-last (``_k_major(t, 1)``: channel stride 1) both loads are contiguous
 and the weight tile is K-major, as the TF32 tensor-core dot wants. The kernel takes the same arguments as
 the NCHW one and reads everything through strides, so it is correct for any layout; the copies are what make
 it fast. A ``*_CHANNELS_LAST`` flag (1 where a group has at least 16 input channels) lets the search switch
@@ -61,5 +61,5 @@ def launch_either(ctx: Context, flag: str, channels_last: tuple[str, list[str]],
         ctx.launch(head, args)
         branches.append(ctx.forward[start:])
         del ctx.forward[start:]
-    ctx.forward += [f"if {flag}:", f"    x_cl, w_cl = _channels_last({x}), _channels_last({w})",
+    ctx.forward += [f"if {flag}:", f"    x_cl, w_cl = _k_major({x}, 1), _k_major({w}, 1)",
                     *(f"    {line}" for line in branches[0]), "else:", *(f"    {line}" for line in branches[1])]

@@ -67,21 +67,12 @@ def _copy(src):
     "_k_major": '''
 def _k_major(src, k_dim):
     """``src`` if its reduction dim ``k_dim`` is the contiguous one, else a Triton copy laid out so it is: a
-    TF32 tensor-core dot reads both operands K-major, and runs a slow path on any other layout."""
+    TF32 tensor-core dot reads both operands K-major, and runs a slow path on any other layout (a matmul's
+    operands; a channels-last conv's input and weight, whose K dim is 1, the channels)."""
     k_dim = k_dim % src.dim()
     if src.stride(k_dim) == 1 or src.shape[k_dim] == 1:
         return src
     order = [d for d in range(src.dim()) if d != k_dim] + [k_dim]
-    buf = torch.empty([src.shape[d] for d in order], dtype=src.dtype, device=src.device)
-    return _copy_into(buf.permute(*sorted(range(src.dim()), key=order.__getitem__)), src)
-''',
-    "_channels_last": '''
-def _channels_last(src):
-    """``src`` if its dim 1 (channels) is the contiguous one, else a Triton copy laid out (N, *spatial, C)
-    and viewed back in ``src``'s dim order: a channels-last conv reads BLOCK_K consecutive channels."""
-    if src.stride(1) == 1 or src.shape[1] == 1:
-        return src
-    order = [0, *range(2, src.dim()), 1]
     buf = torch.empty([src.shape[d] for d in order], dtype=src.dtype, device=src.device)
     return _copy_into(buf.permute(*sorted(range(src.dim()), key=order.__getitem__)), src)
 ''',
@@ -114,8 +105,7 @@ def _pinned_sizes(checks):
                                  f"with it fixed at {size}: lower again for these sizes")
 ''',
 }
-DEPS = {"_copy_into": ["_copy_kernel"], "_copy": ["_copy_into"], "_contiguous": ["_copy"], "_k_major": ["_copy_into"],
-        "_channels_last": ["_copy_into"]}
+DEPS = {"_copy_into": ["_copy_kernel"], "_copy": ["_copy_into"], "_contiguous": ["_copy"], "_k_major": ["_copy_into"]}
 
 
 def helpers_used(text: str) -> list[str]:
