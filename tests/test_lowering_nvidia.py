@@ -58,11 +58,12 @@ class Model(nn.Module):
     def __init__(self):
         super().__init__()
         self.c2 = nn.Conv2d(32, 24, 3, stride=2, padding=2, dilation=2, groups=2)
-        self.c1 = nn.Conv1d(16, 8, 5, padding=1, bias=False)
+        self.c1 = nn.Conv1d(16, 16, 5, padding=2, bias=False)
+        self.p = nn.Conv2d(32, 16, 1)
         self.c3 = nn.Conv3d(16, 4, 2)
 
     def forward(self, x2, x1, x3):
-        return torch.relu(self.c2(x2)) + 1, self.c1(x1), self.c3(x3.transpose(1, 2))
+        return torch.relu(self.c2(x2)) + 1, torch.relu(x1 + self.c1(x1)), self.c3(x3.transpose(1, 2)), self.p(x2)
 
 
 def get_inputs():
@@ -82,17 +83,19 @@ def get_init_inputs():
 def test_nvidia_convs_have_a_channels_last_form_exact_either_way(ke, tmp_path: Path) -> None:
     """Grouped, strided, dilated, padded 2-d, bias-free 1-d and a 3-d conv on a non-contiguous input: the
     NVIDIA draft's channels-last kernels (taps outer, channels inner, inputs copied channels-last) and its
-    NCHW kernels both pass the evaluator; groups of 16 or more input channels default to channels-last."""
+    NCHW kernels both pass the evaluator (the 1-d conv's epilogue reads the conv's own input, which must stay
+    NCHW); groups of 16 or more input channels default to channels-last, but not a 1x1 conv."""
     spec = tmp_path / "convs.py"
     spec.write_text(CONV_SPEC, encoding="utf-8")
     source = lower_spec(spec, "h100")
-    assert source.count("if CONV") == 3 and "CONV0_CHANNELS_LAST = 1" in source and "def _convcl0(" in source
+    assert source.count("if CONV") == 4 and "CONV0_CHANNELS_LAST = 1" in source and "def _convcl0(" in source
+    assert "CONV1_CHANNELS_LAST = 1" in source and "CONV3_CHANNELS_LAST = 0" in source
     assert "_convcl" not in lower_spec(spec, "cpu")
     flag = next(t for t in find_tunables(source) if t.name == "CONV0_CHANNELS_LAST")
     assert flag.kind == "flag"
     _passes(ke, spec, source, tmp_path, "channels_last")
     nchw = source
-    for i in range(3):
+    for i in range(4):
         nchw = nchw.replace(f"CONV{i}_CHANNELS_LAST = 1", f"CONV{i}_CHANNELS_LAST = 0")
     assert "_CHANNELS_LAST = 1" not in nchw
     _passes(ke, spec, nchw, tmp_path, "nchw")

@@ -112,27 +112,33 @@ def emit(ctx: Context, node: Node) -> None:
     spatial = " * ".join(f"{out}.shape[{2 + d}]" for d in sp)
     cig = f"{xv}.shape[1] // {groups}"
     cog = f"{out}.shape[1] // {groups}"
-    ktot = f"{cig} * " + " * ".join(f"{wv}.shape[{2 + d}]" for d in sp)
-    launch = [xv, wv, ctx.tensor(bias) if bias is not None else out, out, f"{xv}.shape[0] * {spatial}", ktot,
-              cig, cog]
-    launch += [f"{xv}.shape[{2 + d}]" for d in sp] + [f"{out}.shape[{2 + d}]" for d in sp]
-    launch += [f"{wv}.shape[{2 + d}]" for d in sp]
-    launch += [f"{xv}.stride({d})" for d in range(2 + s)] + [f"{wv}.stride({d})" for d in range(2 + s)]
-    launch += [f"{out}.stride({d})" for d in range(2 + s)] + (epi.launch if epi else [])
-    launch += [f"HAS_BIAS={bias is not None}", f"F32_DOT={xv}.dtype == torch.bfloat16",
-               f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}",
-               f"num_warps={warps}"]
-    if ctx.nvidia:
-        launch.insert(-1, f"TF32X3={tf32x3}")
+
+    def launch_args(xa: str, wa: str) -> list[str]:
+        """The kernel's arguments reading the conv's input and weight as ``xa`` and ``wa`` (the tensors, or
+        their channels-last copies); the epilogue's own arguments keep the original tensors."""
+        ktot = f"{xa}.shape[1] // {groups} * " + " * ".join(f"{wa}.shape[{2 + d}]" for d in sp)
+        args = [xa, wa, ctx.tensor(bias) if bias is not None else out, out, f"{xv}.shape[0] * {spatial}", ktot,
+                cig, cog]
+        args += [f"{xa}.shape[{2 + d}]" for d in sp] + [f"{out}.shape[{2 + d}]" for d in sp]
+        args += [f"{wa}.shape[{2 + d}]" for d in sp]
+        args += [f"{xa}.stride({d})" for d in range(2 + s)] + [f"{wa}.stride({d})" for d in range(2 + s)]
+        args += [f"{out}.stride({d})" for d in range(2 + s)] + (epi.launch if epi else [])
+        args += [f"HAS_BIAS={bias is not None}", f"F32_DOT={xv}.dtype == torch.bfloat16",
+                 f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}"]
+        args += [f"TF32X3={tf32x3}"] if ctx.nvidia else []
+        return args + [f"num_warps={warps}"]
+
+    launch = launch_args(xv, wv)
     grid = f"(max(1, triton.cdiv({launch[4]}, {bm})), max(1, triton.cdiv({cog}, {bn})), {groups})"
     if ctx.nvidia and not transposed:  # the channels-last form, switched by a flag the search can flip
         cl_name = ctx.fresh("_convcl")
         ctx.kernels.append("\n".join(["@triton.jit", f"def {cl_name}({', '.join(params)}):",
                                       f"    # {what}, channels-last: taps outer, contiguous channels inner",
                                       *head, *conv_nhwc.loop(ctx, sp, stride, padding, dilation), *tail]))
-        flag = ctx.tunable(f"{tag}_CHANNELS_LAST", int(cig_hint >= 16), "1: channels-last input and weight copies "
-                           "and the tap-outer kernel; 0: the NCHW gather")
-        conv_nhwc.launch_either(ctx, flag, (f"{cl_name}[{grid}]", conv_nhwc.relaid(launch, xv, wv)),
+        taps = math.prod(ctx.hint(k) for k in wv_shape[2:])  # a 1x1 conv's NCHW gather needs no copies
+        flag = ctx.tunable(f"{tag}_CHANNELS_LAST", int(cig_hint >= 16 and taps > 1), "1: channels-last input "
+                           "and weight copies and the tap-outer kernel; 0: the NCHW gather")
+        conv_nhwc.launch_either(ctx, flag, (f"{cl_name}[{grid}]", launch_args("x_cl", "w_cl")),
                                 (f"{kname}[{grid}]", launch))
     else:
         ctx.launch(f"{kname}[{grid}]", launch)

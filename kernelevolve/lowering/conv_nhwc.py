@@ -7,7 +7,8 @@ channels in an inner one, so a tile's row is BLOCK_K consecutive channels of one
 input and the weight copied channels-last (``_k_major(t, 1)``: channel stride 1) both loads are contiguous
 and the weight tile is K-major, as the TF32 tensor-core dot wants. The kernel takes the same arguments as
 the NCHW one and reads everything through strides, so it is correct for any layout; the copies are what make
-it fast. A ``*_CHANNELS_LAST`` flag (1 where a group has at least 16 input channels) lets the search switch
+it fast. A ``*_CHANNELS_LAST`` flag (1 where a group has at least 16 input channels and the kernel more than one
+tap: a 1x1 conv's NCHW gather is already contiguous and needs no copies) lets the search switch
 back to the NCHW gather, as TorchInductor's conv template keys its choice on the layout.
 """
 
@@ -38,18 +39,6 @@ def loop(ctx: Context, sp: range, stride: list[int], padding: list[int], dilatio
               "                a = a.to(tl.float32)",
               *dots.lines(ctx, "acc", "            ")]
     return lines
-
-
-def relaid(launch: list[str], x: str, w: str) -> list[str]:
-    """The NCHW launch's arguments with the input and weight replaced by their channels-last copies."""
-    swap = {x: "x_cl", w: "w_cl"}
-    out = []
-    for arg in launch:
-        for old, new in swap.items():
-            if arg == old or arg.startswith(f"{old}."):
-                arg = new + arg[len(old):]
-        out.append(arg)
-    return out
 
 
 def launch_either(ctx: Context, flag: str, channels_last: tuple[str, list[str]], nchw: tuple[str, list[str]]) -> None:
