@@ -106,6 +106,19 @@ class Context:
         self.tunables.append((name, value, comment))
         return name
 
+    def pid(self, axis: int) -> str:
+        """A kernel's program id along ``axis`` as the base of its element offsets: on NVIDIA targets int32
+        unless the launch says ``IDX64`` (see ``idx_param``/``idx_launch``), elsewhere int64 as before."""
+        return f"_pid({axis}, IDX64)" if self.nvidia else f"tl.program_id({axis}).to(tl.int64)"
+
+    def idx_param(self) -> list[str]:
+        """The ``IDX64`` constexpr parameter that ``pid`` reads (NVIDIA targets only)."""
+        return ["IDX64: tl.constexpr"] if self.nvidia else []
+
+    def idx_launch(self, tensors: list[str]) -> list[str]:
+        """The launch argument for ``idx_param``: 64-bit offsets only where one of ``tensors`` needs them."""
+        return [f"IDX64=_i64({', '.join(tensors)})"] if self.nvidia else []
+
     def line(self, text: str) -> None:
         self.forward.append(text)
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import torch
 from torch.fx import Node
 
-from kernelevolve.lowering import pointwise, prologue, views
+from kernelevolve.lowering import pointwise, prologue, row_fusion, views
 from kernelevolve.lowering.context import Context, op_name, packet, val
 from kernelevolve.lowering.errors import LoweringError
 from kernelevolve.lowering.trace import Traced
@@ -59,6 +59,8 @@ def lower_graph(traced: Traced, interpreter: bool = False, nvidia: bool = False)
     inline = pointwise.inline_set(traced.graph)
     ctx.inline = inline
     ctx.prologue = prologue.plan(traced.graph, inline)
+    rows_fused = row_fusion.plan(ctx, traced.graph)  # root -> the reductions its kernel computes
+    skipped = {r.name for reds in rows_fused.values() for r in reds}
     for node in traced.graph.nodes:
         if node.op in ("placeholder", "get_attr") or node.name in ctx.done:
             continue
@@ -67,7 +69,11 @@ def lower_graph(traced: Traced, interpreter: bool = False, nvidia: bool = False)
             continue
         if not _is_tensor_op(node):
             continue  # symbolic size arithmetic: printed where it is used
-        if pointwise.is_pointwise(node):
+        if node.name in skipped:
+            continue
+        if node.name in rows_fused:
+            row_fusion.emit(ctx, node, rows_fused[node.name])
+        elif pointwise.is_pointwise(node):
             if node.name not in inline and node.name not in ctx.prologue:
                 pointwise.emit(ctx, node, inline)
         elif views.is_view(node):

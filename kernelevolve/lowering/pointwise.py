@@ -198,6 +198,7 @@ def emit(ctx: Context, root: Node, inline: set[str],
     for j in range(len(group.externals)):
         strides += [f"a{j}_st{d}" for d in range(rank)]
     params += strides + [f"A{j}_FLAT: tl.constexpr" for j in range(len(group.externals))] + ["BLOCK: tl.constexpr"]
+    params += ctx.idx_param()
     idx = ["    rem = offs"]
     for d in reversed(range(rank)):
         if d == 0:
@@ -218,7 +219,7 @@ def emit(ctx: Context, root: Node, inline: set[str],
         "@triton.jit",
         f"def {kname}({', '.join(params)}):",
         f"    # fused pointwise: {ops}",
-        "    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
+        f"    offs = {ctx.pid(0)} * BLOCK + tl.arange(0, BLOCK)",
         "    mask = offs < n",
         *(idx if rank and group.externals else []),
         *loads,
@@ -237,7 +238,8 @@ def emit(ctx: Context, root: Node, inline: set[str],
     for j in range(len(group.externals)):
         args += [f"e{j}.stride({d})" for d in range(rank)]
     args += [f"A{j}_FLAT=_flat(e{j}, {var})" for j in range(len(group.externals))]
-    args += [f"BLOCK={block}", f"num_warps={warps}"]
+    args += [f"BLOCK={block}", *ctx.idx_launch([var, *(f"e{j}" for j in range(len(group.externals)))]),
+             f"num_warps={warps}"]
     ctx.launch(f"{kname}[(max(1, triton.cdiv({var}.numel(), {block})),)]", args)
     ctx.bind(root, var)
     if not group.members:

@@ -42,8 +42,8 @@ def emit(ctx: Context, node: Node) -> None:
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
     sp = range(s)
     params = ["x_ptr", "y_ptr", "i_ptr", "total", "C"] + [f"I{d}" for d in sp] + [f"O{d}" for d in sp]
-    params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["divisor", "BLOCK: tl.constexpr"]
-    lines = ["    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)", "    mask = offs < total",
+    params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["divisor", "BLOCK: tl.constexpr", *ctx.idx_param()]
+    lines = [f"    offs = {ctx.pid(0)} * BLOCK + tl.arange(0, BLOCK)", "    mask = offs < total",
              "    rem = offs"]
     for d in reversed(sp):
         lines += [f"    o{d} = rem % O{d}", f"    rem = rem // O{d}"]
@@ -97,7 +97,8 @@ def emit(ctx: Context, node: Node) -> None:
     launch = [xv, y, vars_[1] if is_max else y, f"{y}.numel()", f"{xv}.shape[1]"]
     launch += [f"{xv}.shape[{2 + d}]" for d in sp] + [f"{y}.shape[{2 + d}]" for d in sp]
     launch += [f"{xv}.stride({d})" for d in range(2 + s)]
-    launch += [ctx.sym(float(args.get("divisor_override") or 1.0)), f"BLOCK={block}", f"num_warps={warps}"]
+    launch += [ctx.sym(float(args.get("divisor_override") or 1.0)), f"BLOCK={block}", *ctx.idx_launch([xv, y]),
+               f"num_warps={warps}"]
     ctx.launch(f"{kname}[(max(1, triton.cdiv({y}.numel(), {block})),)]", launch)
     if is_max:
         ctx.multi[node.name] = vars_
@@ -118,8 +119,9 @@ def emit_adaptive(ctx: Context, node: Node) -> None:
     block = ctx.tunable(f"{tag}_BLOCK", ctx.block(first.numel(), 16, 256, 2048),
                         "output elements per program; any power of two")
     params = ["x_ptr", "y_ptr", "i_ptr", "total", "C", "KTOT"] + [f"I{d}" for d in sp] + [f"O{d}" for d in sp]
-    params += [f"KM{d}" for d in sp] + ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["BLOCK: tl.constexpr"]
-    lines = ["    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)", "    mask = offs < total",
+    params += [f"KM{d}" for d in sp] + ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["BLOCK: tl.constexpr",
+                                                                                  *ctx.idx_param()]
+    lines = [f"    offs = {ctx.pid(0)} * BLOCK + tl.arange(0, BLOCK)", "    mask = offs < total",
              "    rem = offs"]
     for d in reversed(sp):
         lines += [f"    o{d} = rem % O{d}", f"    rem = rem // O{d}"]
@@ -154,7 +156,7 @@ def emit_adaptive(ctx: Context, node: Node) -> None:
     windows = [f"(-(-{xv}.shape[{2 + d}] // {y}.shape[{2 + d}]) + 1)" for d in sp]
     launch = [xv, y, vars_[1] if is_max else y, f"{y}.numel()", f"{xv}.shape[1]", " * ".join(windows)]
     launch += [f"{xv}.shape[{2 + d}]" for d in sp] + [f"{y}.shape[{2 + d}]" for d in sp] + windows
-    launch += [f"{xv}.stride({d})" for d in range(2 + s)] + [f"BLOCK={block}"]
+    launch += [f"{xv}.stride({d})" for d in range(2 + s)] + [f"BLOCK={block}", *ctx.idx_launch([xv, y])]
     ctx.launch(f"{kname}[(max(1, triton.cdiv({y}.numel(), {block})),)]", launch)
     if is_max:
         ctx.multi[node.name] = vars_

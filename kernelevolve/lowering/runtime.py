@@ -19,6 +19,27 @@ def _flat(view, out):
     """A view read at the output's flat offsets: contiguous and of the output's shape."""
     return view.is_contiguous() and tuple(view.shape) == tuple(out.shape)
 ''',
+    "_pid": '''
+@triton.jit
+def _pid(axis: tl.constexpr, I64: tl.constexpr):
+    # the program id in int64 where offsets can pass 2**31, else int32: the index math that follows (a
+    # flat offset split into dims by // and %) costs several times more in 64 bits on a GPU
+    pid = tl.program_id(axis)
+    if I64:
+        pid = pid.to(tl.int64)
+    return pid
+''',
+    "_i64": '''
+def _i64(*tensors):
+    """Whether a kernel over these tensors needs 64-bit offsets: an element count or a largest offset
+    within 2**24 of 2**31 (the headroom covers a last block running past the end)."""
+    limit = 2**31 - 2**24
+    for t in tensors:
+        span = sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride()) if size > 0)
+        if t.numel() >= limit or span >= limit:
+            return True
+    return False
+''',
     "_copy_kernel": '''
 @triton.jit
 def _copy_kernel(src_ptr, dst_ptr, n, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5, u0, u1, u2, u3, u4, u5, base,

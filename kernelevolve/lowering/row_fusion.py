@@ -1,0 +1,138 @@
+"""Row fusion: reductions over a row and the pointwise chain that reads them back become one kernel.
+
+A norm traced into core ATen is reductions over some dims (``mean`` and ``var`` of an instance norm, the
+``mean`` of ``x**2`` of an RMS norm, ``amin`` and ``amax`` of a min-max scaling) whose keepdim results a
+pointwise chain broadcasts back over the same rows (``(x - mean) * rsqrt(var + eps)``). Lowered apart, that
+is a kernel per reduction and one for the chain: the row is read three or four times and every launch pays
+its latency. On NVIDIA targets, when the rows fit one tile (``rows.ONE_TILE_MAX`` elements), one program
+loads BLOCK_O whole rows once, reduces them in registers (a var in two passes over the registers, so as
+exact as the unfused kernel), evaluates the chain on the same tile and stores it: one read and one write,
+as TorchInductor's persistent reductions do. BLOCK_R is the row length rounded up at launch, not a tunable,
+so the search can never split a row.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch.fx import Node
+
+from kernelevolve.lowering import pointwise
+from kernelevolve.lowering.context import Context, compute_type, packet, val
+from kernelevolve.lowering.indexing import decompose, norm_dims, schema_args
+from kernelevolve.lowering.prologue import Source
+from kernelevolve.lowering.reduction import FINISH, KINDS, PARTIAL, _correction
+from kernelevolve.lowering.rows import ONE_TILE_MAX, _one_tile_defaults
+
+FUSABLE = {"sum", "mean", "amax", "amin", "var"}  # reductions whose result is one value per row
+
+
+def _reduction(node: Node) -> tuple[Node, list[int]] | None:
+    """(input, reduced dims) of a keepdim float32 reduction this fusion can compute, else None."""
+    if node.op != "call_function" or packet(node) not in FUSABLE or not isinstance(val(node), torch.Tensor):
+        return None
+    x = node.args[0]
+    if not isinstance(x, Node) or not isinstance(val(x), torch.Tensor) or val(x).dtype != torch.float32:
+        return None
+    if val(node).dtype != torch.float32 or val(node).dim() != val(x).dim():  # keepdim only
+        return None
+    return x, norm_dims(schema_args(node).get("dim"), val(x).dim())
+
+
+def plan(ctx: Context, graph: torch.fx.Graph) -> dict[str, list[Node]]:
+    """Pointwise group root -> the reductions computed in its kernel (NVIDIA targets only)."""
+    if not ctx.nvidia:
+        return {}
+    fused: dict[str, list[Node]] = {}
+    for node in graph.nodes:
+        if not pointwise.is_pointwise(node) or node.name in ctx.inline or node.name in ctx.prologue:
+            continue
+        group = pointwise.collect(node, ctx.inline)
+        found = [(e, _reduction(e)) for e in group.externals]
+        found = [(e, r) for e, r in found if r is not None]
+        if not found:
+            continue
+        x, dims = found[0][1]
+        reds = [e for e, r in found if r[0] is x and r[1] == dims]
+        members = {m.name for m in group.members}
+        if any(u.name not in members for r in reds for u in r.users):
+            continue  # a reduction also read elsewhere stays a kernel of its own
+        if str(val(node).shape) != str(val(x).shape) or len(dims) == val(x).dim():
+            continue
+        if math.prod(ctx.hint(val(x).shape[d]) for d in dims) > ONE_TILE_MAX:
+            continue
+        fused[node.name] = reds
+    return fused
+
+
+def emit(ctx: Context, root: Node, reds: list[Node]) -> None:
+    """One kernel: load rows of the reductions' input, reduce, evaluate ``root``'s chain, store."""
+    x = reds[0].args[0]
+    xv = val(x)
+    red = norm_dims(schema_args(reds[0]).get("dim"), xv.dim())
+    kept = [d for d in range(xv.dim()) if d not in red]
+    group = pointwise.collect(root, ctx.inline)
+    others = [e for e in group.externals if e not in reds]
+    kname = ctx.fresh("_rowfuse")
+    tag = kname.lstrip("_").upper()
+    n_rows = math.prod(ctx.hint(xv.shape[d]) for d in kept)
+    n_red = math.prod(ctx.hint(xv.shape[d]) for d in red)
+    bo_val, _, warps_val = _one_tile_defaults(n_rows, n_red)
+    bo = ctx.tunable(f"{tag}_BLOCK_O", bo_val, "rows per program (each row is one whole tile)")
+    warps = ctx.tunable(f"{tag}_WARPS", warps_val, "1, 2, 4, 8 or 16")
+    src = Source(ctx, x, kept, red)
+    y = ctx.fresh("buf")
+    ctx.empty(y, root)
+    views = []
+    for ext in others:
+        views.append(ctx.fresh("ge"))
+        ctx.line(f"{views[-1]} = {ctx.tensor(ext)}.expand({y}.shape)")
+    ks, rs = [f"ks{i}" for i in range(len(kept))], [f"rs{i}" for i in range(len(red))]
+    kx, rx = src.stride_params(kept, "b"), src.stride_params(red, "r")
+    gk = {f"gb{k}": [f"gbs{k}_{i}" for i in range(len(kept))] for k in range(len(others))}
+    gr = {f"gr{k}": [f"grs{k}_{i}" for i in range(len(red))] for k in range(len(others))}
+    ky, ry = [f"ky{i}" for i in range(len(kept))], [f"ry{i}" for i in range(len(red))]
+    params = [*src.ptr_params(), *(f"g{k}_ptr" for k in range(len(others))),
+              *(f"gsc{j}" for j in range(len(group.scalars))), "y_ptr", "n_rows", "R", *ks, *rs,
+              *sum(kx.values(), []), *sum(rx.values(), []), *sum(gk.values(), []), *sum(gr.values(), []), *ky, *ry,
+              "BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr", *ctx.idx_param()]
+    lines = [f"    o = {ctx.pid(0)} * BLOCK_O + tl.arange(0, BLOCK_O)", "    o_mask = o < n_rows",
+             *decompose("o", ks, {**kx, **gk, "yb": ky}, "k"),
+             "    r = tl.arange(0, BLOCK_R)", *decompose("r", rs, {**rx, **gr, "yr": ry}, "q"),
+             "    m = o_mask[:, None] & (r < R)[None, :]", *src.load("m", "0.0", "tl.float32", "    ")]
+    names: dict[str, str] = {}
+    for i, node in enumerate(reds):
+        kind = KINDS[packet(node)]
+        if kind == "var":
+            lines += [f"    mu{i} = tl.sum(v, axis=1) / R", f"    d{i} = tl.where(m, v - mu{i}[:, None], 0.0)",
+                      f"    red{i} = tl.sum(d{i} * d{i}, axis=1) / (R - {_correction(kind, schema_args(node))})"]
+        else:
+            init = {"max": "float('-inf')", "min": "float('inf')"}.get(kind, "0.0")
+            partial = PARTIAL[kind].replace("acc", f"tl.where(m, v, {init})") if kind in ("max", "min") else \
+                PARTIAL[kind].replace("acc", "v")
+            lines.append(f"    red{i} = {partial}{FINISH[kind]}")
+        names[node.name] = f"red{i}[:, None]"
+    for k, ext in enumerate(others):
+        lines.append(f"    ga{k} = tl.load(g{k}_ptr + gb{k}[:, None] + gr{k}[None, :], mask=m, other=0)"
+                     f".to({compute_type(val(ext).dtype)})")
+        names[ext.name] = f"ga{k}"
+    for j, s in enumerate(group.scalars):
+        names[s.name] = f"gsc{j}"
+    body, result = pointwise.body(group, names, "[BLOCK_O, BLOCK_R]")
+    lines += [f"    {line}" for line in body]
+    lines.append(f"    tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out({result}, y_ptr), mask=m)")
+    ops = ", ".join(sorted({packet(n) for n in reds} | {packet(m) for m in group.members}))
+    ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):",
+                                  f"    # rows over dims {red}{src.what}, reduced and written in one pass: {ops}",
+                                  *lines]))
+    rows = " * ".join(src.size(d) for d in kept) or "1"
+    length = " * ".join(src.size(d) for d in red) or "1"
+    launch = [*src.ptr_launch(), *views, *(ctx.sym(s) for s in group.scalars), y, rows, length,
+              *(src.size(d) for d in kept), *(src.size(d) for d in red), *src.stride_launch(kept),
+              *src.stride_launch(red), *(f"{v}.stride({d})" for v in views for d in kept),
+              *(f"{v}.stride({d})" for v in views for d in red), *(f"{y}.stride({d})" for d in kept),
+              *(f"{y}.stride({d})" for d in red), f"BLOCK_O={bo}", f"BLOCK_R=triton.next_power_of_2({length})",
+              *ctx.idx_launch([y, *src.views, *views]), f"num_warps={warps}"]
+    ctx.launch(f"{kname}[(max(1, triton.cdiv({rows}, {bo})),)]", launch)
+    ctx.bind(root, y)

@@ -1,0 +1,74 @@
+"""Row fusion on NVIDIA drafts: norms' reductions and the chain that reads them back in one kernel."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernelevolve.lowering import lower_spec
+
+NORMS_SPEC = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(hidden))
+
+    def forward(self, x, img):
+        rms = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
+        lo, hi = x.amin(1, keepdim=True), x.amax(1, keepdim=True)
+        scaled = (x - lo) / (hi - lo)
+        inst = F.instance_norm(img, eps=1e-5)
+        channels = img / torch.sqrt(img.pow(2).mean(1, keepdim=True) + 1e-5)
+        total = x.sum(-1, keepdim=True)
+        return rms, scaled, inst, channels, x / total + total.mean()
+
+
+def get_inputs():
+    return [torch.randn(24, 96), torch.randn(2, 6, 9, 7)]
+
+
+def get_test_inputs():
+    return [get_inputs(), [torch.randn(5, 96) * 3 + 1, torch.randn(1, 6, 4, 5)]]
+
+
+def get_init_inputs():
+    return [96]
+'''
+
+
+@pytest.mark.slow
+def test_nvidia_norms_reduce_and_write_rows_in_one_kernel(ke, tmp_path: Path) -> None:
+    """RMS norm (a prologue x**2 under the mean, a weight along the row), min-max scaling (two reductions),
+    instance norm (mean and var over (H, W)) and a norm over channels (strided rows) each become one row
+    kernel; a reduction also read outside its chain (``total.mean()``) keeps its own kernel; the draft is
+    exact on the interpreter; the cpu draft has no row-fused kernel."""
+    spec = tmp_path / "norms.py"
+    spec.write_text(NORMS_SPEC, encoding="utf-8")
+    source = lower_spec(spec, "h100")
+    assert source.count("def _rowfuse") == 4, source
+    assert "def _reduce" in source  # the shared sum of the last output
+    assert "BLOCK_R=triton.next_power_of_2(" in source and "ROWFUSE0_BLOCK_R" not in source
+    assert "_rowfuse" not in lower_spec(spec, "cpu")
+    candidate = tmp_path / "cand.py"
+    candidate.write_text(source, encoding="utf-8")
+    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json", "--state-dir",
+                str(tmp_path / "state"))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "ok", result.stdout
+
+
+@pytest.mark.parametrize("target", ["h100"])
+def test_rows_longer_than_one_tile_are_not_row_fused(target: str, tmp_path: Path) -> None:
+    spec = tmp_path / "long.py"
+    spec.write_text(NORMS_SPEC.replace("torch.randn(24, 96), torch.randn(2, 6, 9, 7)",
+                                       "torch.randn(4, 20000), torch.randn(2, 6, 9, 7)").replace("[96]", "[20000]"),
+                    encoding="utf-8")
+    source = lower_spec(spec, target)
+    assert source.count("def _rowfuse") == 2  # the image norms still fuse; the 20000-long rows do not
