@@ -83,7 +83,7 @@ def get_init_inputs():
 def test_nvidia_convs_have_a_channels_last_form_exact_either_way(ke, tmp_path: Path) -> None:
     """Grouped, strided, dilated, padded 2-d, bias-free 1-d and a 3-d conv on a non-contiguous input: the
     NVIDIA draft's channels-last kernels (taps outer, channels inner, inputs copied channels-last) and its
-    NCHW kernels both pass the evaluator (the 1-d conv's epilogue reads the conv's own input, which must stay
+    NCHW kernels both pass the evaluator, with one loop over (tap, channel step) or taps outer (the 1-d conv's epilogue reads the conv's own input, which must stay
     NCHW); groups of 16 or more input channels default to channels-last, but not a 1x1 conv."""
     spec = tmp_path / "convs.py"
     spec.write_text(CONV_SPEC, encoding="utf-8")
@@ -94,6 +94,8 @@ def test_nvidia_convs_have_a_channels_last_form_exact_either_way(ke, tmp_path: P
     flag = next(t for t in find_tunables(source) if t.name == "CONV0_CHANNELS_LAST")
     assert flag.kind == "flag"
     _passes(ke, spec, source, tmp_path, "channels_last")
+    assert "CONV0_FLAT_TAPS = 1" in source
+    _passes(ke, spec, source.replace("_FLAT_TAPS = 1", "_FLAT_TAPS = 0"), tmp_path, "taps_outer")
     nchw = source
     for i in range(4):
         nchw = nchw.replace(f"CONV{i}_CHANNELS_LAST = 1", f"CONV{i}_CHANNELS_LAST = 0")

@@ -19,26 +19,48 @@ from kernelevolve.lowering.context import Context
 
 
 def loop(ctx: Context, sp: range, stride: list[int], padding: list[int], dilation: list[int]) -> list[str]:
-    """The K loop: taps outer (scalar kernel offsets), BLOCK_K channels of the group inner."""
-    lines = ["    for t in range(0, KTOT // CIG):", "        trem = t"]
-    for d in reversed(sp):
-        lines += [f"        kk{d} = trem % K{d}", f"        trem = trem // K{d}"]
-    lines += ["        valid = m_mask", "        x_row = nb * sxn + g * CIG * sxc", "        w_col = co * swo"]
-    for d in sp:
-        lines += [f"        i{d} = o{d} * {stride[d]} - {padding[d]} + kk{d} * {dilation[d]}",
-                  f"        valid = valid & (i{d} >= 0) & (i{d} < I{d})",
-                  f"        x_row += i{d} * sx{d}", f"        w_col += kk{d} * sw{d}"]
-    lines += ["        for c0 in range(0, CIG, BLOCK_K):",
-              "            ci = c0 + tl.arange(0, BLOCK_K)",
-              "            k_mask = ci < CIG",
-              "            a = tl.load(x_ptr + x_row[:, None] + ci[None, :] * sxc, "
-              "mask=valid[:, None] & k_mask[None, :], other=0.0)",
-              "            b = tl.load(w_ptr + w_col[None, :] + ci[:, None] * swi, "
-              "mask=k_mask[:, None] & n_mask[None, :], other=0.0)",
-              "            if F32_DOT:  # bf16 operands: dot in fp32 (Triton's CPU interpreter has no bf16 matmul)",
-              "                a = a.to(tl.float32)",
-              *dots.lines(ctx, "acc", "            ")]
+    """The K loop over (tap, BLOCK_K channels of the group). With FLAT_TAPS it is one loop over both, so
+    Triton's software pipeline runs across taps (a tap's channels may be only one or two steps); without,
+    taps are an outer loop and each tap's channel loop is pipelined on its own."""
+    lines = ["    if FLAT_TAPS:",
+             "        n_chunks = tl.cdiv(CIG, BLOCK_K)",
+             "        for step in range(0, (KTOT // CIG) * n_chunks):",
+             "            t = step // n_chunks",
+             "            c0 = (step % n_chunks) * BLOCK_K",
+             *_tap(sp, stride, padding, dilation, "            "),
+             *_chunk(ctx, "            "),
+             "    else:",
+             "        for t in range(0, KTOT // CIG):",
+             *_tap(sp, stride, padding, dilation, "            "),
+             "            for c0 in range(0, CIG, BLOCK_K):",
+             *_chunk(ctx, "                ")]
     return lines
+
+
+def _tap(sp: range, stride: list[int], padding: list[int], dilation: list[int], indent: str) -> list[str]:
+    """Lines giving tap ``t``'s input rows (``x_row``, ``valid``) and weight columns (``w_col``)."""
+    lines = [f"{indent}trem = t"]
+    for d in reversed(sp):
+        lines += [f"{indent}kk{d} = trem % K{d}", f"{indent}trem = trem // K{d}"]
+    lines += [f"{indent}valid = m_mask", f"{indent}x_row = nb * sxn + g * CIG * sxc", f"{indent}w_col = co * swo"]
+    for d in sp:
+        lines += [f"{indent}i{d} = o{d} * {stride[d]} - {padding[d]} + kk{d} * {dilation[d]}",
+                  f"{indent}valid = valid & (i{d} >= 0) & (i{d} < I{d})",
+                  f"{indent}x_row += i{d} * sx{d}", f"{indent}w_col += kk{d} * sw{d}"]
+    return lines
+
+
+def _chunk(ctx: Context, indent: str) -> list[str]:
+    """``acc += x[rows, c0:c0+BLOCK_K] @ w[c0:c0+BLOCK_K, cols]`` for the current tap."""
+    return [f"{indent}ci = c0 + tl.arange(0, BLOCK_K)",
+            f"{indent}k_mask = ci < CIG",
+            f"{indent}a = tl.load(x_ptr + x_row[:, None] + ci[None, :] * sxc, "
+            "mask=valid[:, None] & k_mask[None, :], other=0.0)",
+            f"{indent}b = tl.load(w_ptr + w_col[None, :] + ci[:, None] * swi, "
+            "mask=k_mask[:, None] & n_mask[None, :], other=0.0)",
+            f"{indent}if F32_DOT:  # bf16 operands: dot in fp32 (Triton's CPU interpreter has no bf16 matmul)",
+            f"{indent}    a = a.to(tl.float32)",
+            *dots.lines(ctx, "acc", indent)]
 
 
 def launch_either(ctx: Context, flag: str, channels_last: tuple[str, list[str]], nchw: tuple[str, list[str]]) -> None:
