@@ -82,9 +82,10 @@ def get_init_inputs():
 @pytest.mark.slow
 def test_nvidia_convs_have_a_channels_last_form_exact_either_way(ke, tmp_path: Path) -> None:
     """Grouped, strided, dilated, padded 2-d, bias-free 1-d and a 3-d conv on a non-contiguous input: the
-    NVIDIA draft's channels-last kernels (taps outer, channels inner, inputs copied channels-last) and its
-    NCHW kernels both pass the evaluator, with one loop over (tap, channel step) or taps outer (the 1-d conv's epilogue reads the conv's own input, which must stay
-    NCHW); groups of 16 or more input channels default to channels-last, but not a 1x1 conv."""
+    NVIDIA draft's channels-last kernels (inputs copied channels-last; one loop over (tap, channel step), or
+    taps outer) and its NCHW kernels all pass the evaluator (the 1-d conv's epilogue reads the conv's own
+    input, which must stay NCHW); groups of 16 or more input channels default to channels-last, but not a
+    1x1 conv."""
     spec = tmp_path / "convs.py"
     spec.write_text(CONV_SPEC, encoding="utf-8")
     source = lower_spec(spec, "h100")
