@@ -7,7 +7,9 @@ second opinion for fp32, as the judge does) and timed interleaved with eager and
 medians and IQRs: evaluators/timing.py). This is not the search: no screening, one case, one seed.
 
 Run (repo root, GPU host): ``PYTHONPATH=$PWD python3 benchmarks/draft_probe.py --only 'level1/0[1-4]*'
---variant ieee:TF32X3=0 --out probe.json``. Rows are written as each problem finishes.
+--variant ieee:TF32X3=0 --extra old:DRAFTS --out probe.json``; ``--extra`` times drafts lowered elsewhere
+(an older commit's, named ``levelN_stem.py``) in the same interleaved run. Rows are written as each
+problem finishes.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def check(spec, reference, candidate, inputs) -> tuple[bool, float]:
     return ok, float(worst)
 
 
-def probe(path: Path, hw: str, variants: dict[str, dict[str, int]]) -> dict:
+def probe(path: Path, hw: str, variants: dict[str, dict[str, int]], extra: dict[str, Path] | None = None) -> dict:
     from evaluators.candidate import build_pair, load_candidate_class
     from evaluators.performance import static_compile
     from evaluators.spec import load_spec
@@ -65,9 +67,18 @@ def probe(path: Path, hw: str, variants: dict[str, dict[str, int]]) -> dict:
     fns, row = {}, {"problem": f"{path.parent.name}/{path.stem}", "variants": {}}
     reference = None
     with tempfile.TemporaryDirectory(prefix="ke-probe-") as tmp:
-        for name, overrides in {"draft": {}, **variants}.items():
+        sources = {"draft": draft}
+        for name, overrides in variants.items():
+            text = variant_source(draft, overrides)
+            if text != draft:  # a variant that changes nothing here is not timed twice
+                sources[name] = text
+        for name, folder in (extra or {}).items():  # drafts lowered elsewhere, e.g. by an older commit
+            other = folder / f"{path.parent.name}_{path.stem}.py"
+            if other.is_file() and not other.read_text(encoding="utf-8").startswith("ERR"):
+                sources[name] = other.read_text(encoding="utf-8")
+        for name, text in sources.items():
             file = Path(tmp) / f"{name}.py"
-            file.write_text(variant_source(draft, overrides), encoding="utf-8")
+            file.write_text(text, encoding="utf-8")
             try:
                 reference, candidate = build_pair(spec, load_candidate_class(file), 0, "cuda")
                 ok, err = check(spec, reference, candidate, inputs)
@@ -97,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hw", default="h100")
     parser.add_argument("--only", required=True, help="comma-separated globs over 'levelN/stem'")
     parser.add_argument("--variant", action="append", default=[], help="NAME:SUFFIX=VALUE[,SUFFIX=VALUE]")
+    parser.add_argument("--extra", action="append", default=[],
+                        help="NAME:DIR: also time DIR/levelN_stem.py (a draft lowered elsewhere) as variant NAME")
     parser.add_argument("--out", required=True)
     parser.add_argument("--deadline-s", type=float, default=1e9, help="stop starting problems after this")
     args = parser.parse_args(argv)
@@ -107,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     for text in args.variant:
         name, _, rest = text.partition(":")
         variants[name] = {k: int(v) for k, v in (item.split("=") for item in rest.split(","))}
+    extra = {name: Path(folder) for name, _, folder in (text.partition(":") for text in args.extra)}
     globs = args.only.split(",")
     paths = [p for p in sorted(CORPUS.glob("level*/*.py"))
              if any(fnmatch.fnmatch(f"{p.parent.name}/{p.stem}", g) for g in globs)]
@@ -120,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         if time.monotonic() - start > args.deadline_s:
             break
         try:
-            row = probe(path, args.hw, variants)
+            row = probe(path, args.hw, variants, extra)
         except Exception as exc:  # noqa: BLE001
             row = {"problem": f"{path.parent.name}/{path.stem}", "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
         result["rows"].append(row)

@@ -164,3 +164,35 @@ def test_structural_variants_of_softmax_stay_correct_on_the_interpreter(tmp_path
     finally:
         executor.close()
     assert result.status == "ok", result.reason
+
+
+DOT_SOURCE = '''
+MM0_BLOCK_M = 128
+MM0_BLOCK_N = 128
+MM0_BLOCK_K = 64
+MM0_STAGES = 3
+def forward():
+    kernel[(1,)](x, BLOCK_M=MM0_BLOCK_M, BLOCK_N=MM0_BLOCK_N, BLOCK_K=MM0_BLOCK_K, num_stages=MM0_STAGES)
+'''
+
+
+def test_gpu_mutations_never_overflow_shared_memory_but_cpu_ones_may() -> None:
+    """128 x 128 x 64 at 3 stages (192 KiB) fits an H100's 227 KiB; doubling BLOCK_N or BLOCK_M, or a 4th
+    stage, does not: on a GPU target those children are never proposed, on the cpu target they are."""
+    from kernelevolve.operators.tunables import fits_shared_memory
+
+    assert fits_shared_memory({"MM0_BLOCK_M": 128, "MM0_BLOCK_N": 128, "MM0_BLOCK_K": 64, "MM0_STAGES": 3})
+    assert not fits_shared_memory({"MM0_BLOCK_M": 128, "MM0_BLOCK_N": 256, "MM0_BLOCK_K": 64})
+    parent = Node("r", 1, None, 1, source_hash(DOT_SOURCE), "ok", 1.0)
+    grown = {}
+    for target in ("h100", "cpu"):
+        seen, operator, big = {source_hash(DOT_SOURCE)}, OfflineOperator(), 0
+        for i in range(60):
+            ctx = ProposalContext(op="mm", target=target, rng=random.Random(i), parent_source=DOT_SOURCE,
+                                  seen_hashes=seen)
+            child = operator.propose(parent, ctx)[0]
+            seen.add(source_hash(child.source))
+            values = {t.name: t.value for t in find_tunables(child.source)}
+            big += not fits_shared_memory(values)
+        grown[target] = big
+    assert grown["h100"] == 0 and grown["cpu"] > 0

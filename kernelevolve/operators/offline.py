@@ -15,7 +15,7 @@ from evaluators.identity import source_hash
 from kernelevolve.kb import CodeSample, code_samples
 from kernelevolve.operators.base import OperatorError, Proposal, ProposalContext, SpaceExhausted
 from kernelevolve.operators.structural import apply, structural_variants
-from kernelevolve.operators.tunables import Tunable, find_tunables, neighbours, rewrite
+from kernelevolve.operators.tunables import Tunable, find_tunables, fits_shared_memory, neighbours, rewrite
 from search.node import Node
 
 MAX_ATTEMPTS = 96
@@ -54,7 +54,7 @@ class OfflineOperator:
         if proposal is None and structural_first:
             proposal = restructure(context.parent_source, context.rng, context.seen_hashes)
         if proposal is None:
-            proposal = self._mutate(context.parent_source, context.rng, context.seen_hashes)
+            proposal = self._mutate(context.parent_source, context.rng, context.seen_hashes, context.target != "cpu")
         if proposal is None and not structural_first:  # (when it went first, it already found nothing)
             proposal = restructure(context.parent_source, context.rng, context.seen_hashes)
         if proposal is None:  # the parent's neighbourhood is exhausted: draft instead
@@ -73,14 +73,15 @@ class OfflineOperator:
                 return Proposal(sample.source, {**meta, "sample": sample.path.name, "title": sample.title})
         for _ in range(len(samples)):
             sample = context.rng.choice(samples)
-            mutated = self._mutate(sample.source, context.rng, context.seen_hashes)
+            mutated = self._mutate(sample.source, context.rng, context.seen_hashes, context.target != "cpu")
             if mutated is not None:
                 mutated.meta.update({"kind": "draft", "sample": sample.path.name})
                 return mutated
         raise SpaceExhausted(f"every variant reachable from the '{context.op}' samples was already tried")
 
-    def _mutate(self, source: str, rng: random.Random, seen: set[str]) -> Proposal | None:
-        """A random walk of a few steps over the tunables; the walk lengthens as nearby variants run out."""
+    def _mutate(self, source: str, rng: random.Random, seen: set[str], gpu: bool = False) -> Proposal | None:
+        """A random walk of a few steps over the tunables; the walk lengthens as nearby variants run out. On
+        a GPU target, a walk whose dot tiles cannot fit shared memory is skipped (it would only fail)."""
         tunables = [t for t in find_tunables(source) if neighbours(t)]
         if not tunables:
             return None
@@ -93,7 +94,7 @@ class OfflineOperator:
                 if options:
                     values[t] = rng.choice(options)
             changes: dict[Tunable, int] = {t: v for t, v in values.items() if v != t.value}
-            if not changes:
+            if not changes or (gpu and not fits_shared_memory({t.name: v for t, v in values.items()})):
                 continue
             child = rewrite(source, changes)
             if source_hash(child) not in seen:

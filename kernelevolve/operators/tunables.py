@@ -90,3 +90,23 @@ def rewrite(source: str, changes: dict[Tunable, int]) -> str:
         line = lines[t.line - 1]
         lines[t.line - 1] = line[: t.col] + str(changes[t]) + line[t.end_col :]
     return "".join(lines)
+
+
+SHARED_MEMORY_BYTES = 232448  # the most a block may use on an H100/H200 (227 KiB), the largest of any target GPU
+
+
+def fits_shared_memory(values: dict[str, int], limit: int = SHARED_MEMORY_BYTES) -> bool:
+    """Whether every dot tile (a ``P_BLOCK_M``/``P_BLOCK_N``/``P_BLOCK_K`` triple of one prefix) keeps its
+    pipelined operand buffers, (BM x BK + BK x BN) fp32 elements times ``P_STAGES`` (Triton's default of 3
+    where the kernel names none), within ``limit`` bytes: a larger one only fails to launch
+    (OutOfResources), a node spent for nothing."""
+    for name, bm in values.items():
+        if not name.endswith("_BLOCK_M"):
+            continue
+        prefix = name[: -len("BLOCK_M")]
+        bn, bk = values.get(prefix + "BLOCK_N"), values.get(prefix + "BLOCK_K")
+        if bn is None or bk is None:
+            continue
+        if (bm * bk + bk * bn) * 4 * values.get(prefix + "STAGES", 3) > limit:
+            return False
+    return True
