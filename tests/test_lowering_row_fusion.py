@@ -72,3 +72,46 @@ def test_rows_longer_than_one_tile_are_not_row_fused(target: str, tmp_path: Path
                     encoding="utf-8")
     source = lower_spec(spec, target)
     assert source.count("def _rowfuse") == 2  # the image norms still fuse; the 20000-long rows do not
+
+
+LONG_SPEC = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        mean, var = x.mean(-1, keepdim=True), x.var(-1, keepdim=True, correction=0)
+        lo, hi = x.amin(-1, keepdim=True), x.amax(-1, keepdim=True)
+        return (x - mean) * torch.rsqrt(var + 1e-5), (x - lo) / (hi - lo)
+
+
+def get_inputs():
+    return [torch.randn(256, 40000)]
+
+
+def get_test_inputs():
+    return [[torch.randn(6, 300)], [torch.randn(3, 5000) * 2 + 1]]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.slow
+def test_nvidia_long_rows_fuse_into_a_looped_row_kernel(ke, tmp_path: Path) -> None:
+    """Production rows of 40000 (over a one-tile row) but 256 of them: each program loops over its row to
+    reduce (sum and extremes in one loop, the var's squared deviations in a second), then loops again to
+    write; BLOCK_R is then a tunable. The draft is exact on the interpreter on rows of 300 and 5000."""
+    spec = tmp_path / "long_rows.py"
+    spec.write_text(LONG_SPEC, encoding="utf-8")
+    source = lower_spec(spec, "h100")
+    assert source.count("def _rowfuse") == 2 and "ROWFUSE0_BLOCK_R = 4096" in source
+    assert source.count("for r0 in range(0, R, BLOCK_R)") == 5  # 3 for the norm, 2 for the min-max
+    candidate = tmp_path / "cand.py"
+    candidate.write_text(source, encoding="utf-8")
+    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json", "--state-dir",
+                str(tmp_path / "state"))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "ok", result.stdout

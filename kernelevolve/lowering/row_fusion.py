@@ -20,9 +20,10 @@ from torch.fx import Node
 
 from kernelevolve.lowering import pointwise
 from kernelevolve.lowering.context import Context, compute_type, packet, val
+from kernelevolve.lowering.dots import SMS
 from kernelevolve.lowering.indexing import decompose, norm_dims, schema_args
 from kernelevolve.lowering.prologue import Source
-from kernelevolve.lowering.reduction import FINISH, KINDS, PARTIAL, _correction
+from kernelevolve.lowering.reduction import FINISH, KINDS, PARTIAL, TILE, _correction
 from kernelevolve.lowering.rows import ONE_TILE_MAX, _one_tile_defaults
 
 FUSABLE = {"sum", "mean", "amax", "amin", "var"}  # reductions whose result is one value per row
@@ -60,8 +61,10 @@ def plan(ctx: Context, graph: torch.fx.Graph) -> dict[str, list[Node]]:
             continue  # a reduction also read elsewhere stays a kernel of its own
         if str(val(node).shape) != str(val(x).shape) or len(dims) == val(x).dim():
             continue
-        if math.prod(ctx.hint(val(x).shape[d]) for d in dims) > ONE_TILE_MAX:
-            continue
+        n_red = math.prod(ctx.hint(val(x).shape[d]) for d in dims)
+        n_rows = math.prod(ctx.hint(s) for s in val(x).shape) // max(1, n_red)
+        if n_red > ONE_TILE_MAX and n_rows < SMS:
+            continue  # few long rows: one program a row would leave most SMs idle
         fused[node.name] = reds
     return fused
 
@@ -78,8 +81,13 @@ def emit(ctx: Context, root: Node, reds: list[Node]) -> None:
     tag = kname.lstrip("_").upper()
     n_rows = math.prod(ctx.hint(xv.shape[d]) for d in kept)
     n_red = math.prod(ctx.hint(xv.shape[d]) for d in red)
-    bo_val, _, warps_val = _one_tile_defaults(n_rows, n_red)
-    bo = ctx.tunable(f"{tag}_BLOCK_O", bo_val, "rows per program (each row is one whole tile)")
+    one_tile = n_red <= ONE_TILE_MAX
+    if one_tile:
+        bo_val, br, warps_val = _one_tile_defaults(n_rows, n_red)
+        bo = ctx.tunable(f"{tag}_BLOCK_O", bo_val, "rows per program (each row is one whole tile)")
+    else:  # rows longer than a tile: one row a program, stepped through in TILE-element steps
+        bo, br = "1", ctx.tunable(f"{tag}_BLOCK_R", TILE, "row elements per step; a power of two")
+        warps_val = 8
     warps = ctx.tunable(f"{tag}_WARPS", warps_val, "1, 2, 4, 8 or 16")
     src = Source(ctx, x, kept, red)
     y = ctx.fresh("buf")
@@ -97,31 +105,23 @@ def emit(ctx: Context, root: Node, reds: list[Node]) -> None:
               *(f"gsc{j}" for j in range(len(group.scalars))), "y_ptr", "n_rows", "R", *ks, *rs,
               *sum(kx.values(), []), *sum(rx.values(), []), *sum(gk.values(), []), *sum(gr.values(), []), *ky, *ry,
               "BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr", *ctx.idx_param()]
-    lines = [f"    o = {ctx.pid(0)} * BLOCK_O + tl.arange(0, BLOCK_O)", "    o_mask = o < n_rows",
-             *decompose("o", ks, {**kx, **gk, "yb": ky}, "k"),
-             "    r = tl.arange(0, BLOCK_R)", *decompose("r", rs, {**rx, **gr, "yr": ry}, "q"),
-             "    m = o_mask[:, None] & (r < R)[None, :]", *src.load("m", "0.0", "tl.float32", "    ")]
-    names: dict[str, str] = {}
-    for i, node in enumerate(reds):
-        kind = KINDS[packet(node)]
-        if kind == "var":
-            lines += [f"    mu{i} = tl.sum(v, axis=1) / R", f"    d{i} = tl.where(m, v - mu{i}[:, None], 0.0)",
-                      f"    red{i} = tl.sum(d{i} * d{i}, axis=1) / (R - {_correction(kind, schema_args(node))})"]
-        else:
-            init = {"max": "float('-inf')", "min": "float('inf')"}.get(kind, "0.0")
-            partial = PARTIAL[kind].replace("acc", f"tl.where(m, v, {init})") if kind in ("max", "min") else \
-                PARTIAL[kind].replace("acc", "v")
-            lines.append(f"    red{i} = {partial}{FINISH[kind]}")
-        names[node.name] = f"red{i}[:, None]"
-    for k, ext in enumerate(others):
-        lines.append(f"    ga{k} = tl.load(g{k}_ptr + gb{k}[:, None] + gr{k}[None, :], mask=m, other=0)"
-                     f".to({compute_type(val(ext).dtype)})")
-        names[ext.name] = f"ga{k}"
-    for j, s in enumerate(group.scalars):
-        names[s.name] = f"gsc{j}"
+    head = [f"    o = {ctx.pid(0)} * BLOCK_O + tl.arange(0, BLOCK_O)", "    o_mask = o < n_rows",
+            *decompose("o", ks, {**kx, **gk, "yb": ky}, "k")]
+    names = {s.name: f"gsc{j}" for j, s in enumerate(group.scalars)}
+    names.update({node.name: f"red{i}[:, None]" for i, node in enumerate(reds)})
+    names.update({ext.name: f"ga{k}" for k, ext in enumerate(others)})
     body, result = pointwise.body(group, names, "[BLOCK_O, BLOCK_R]")
-    lines += [f"    {line}" for line in body]
-    lines.append(f"    tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out({result}, y_ptr), mask=m)")
+    loads = [f"ga{k} = tl.load(g{k}_ptr + gb{k}[:, None] + gr{k}[None, :], mask=m, other=0)"
+             f".to({compute_type(val(ext).dtype)})" for k, ext in enumerate(others)]
+    write = [*loads, *body, f"tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out({result}, y_ptr), mask=m)"]
+
+    def step(start: str, indent: str) -> list[str]:
+        """Columns ``start`` + [0, BLOCK_R) of the rows: offsets, mask and the source's values ``v``."""
+        return [f"{indent}r = {start} + tl.arange(0, BLOCK_R)",
+                *decompose("r", rs, {**rx, **gr, "yr": ry}, "q", indent),
+                f"{indent}m = o_mask[:, None] & (r < R)[None, :]", *src.load("m", "0.0", "tl.float32", indent)]
+
+    lines = head + (_one_tile(reds, step, write) if one_tile else _looped(reds, step, write))
     ops = ", ".join(sorted({packet(n) for n in reds} | {packet(m) for m in group.members}))
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):",
                                   f"    # rows over dims {red}{src.what}, reduced and written in one pass: {ops}",
@@ -132,7 +132,54 @@ def emit(ctx: Context, root: Node, reds: list[Node]) -> None:
               *(src.size(d) for d in kept), *(src.size(d) for d in red), *src.stride_launch(kept),
               *src.stride_launch(red), *(f"{v}.stride({d})" for v in views for d in kept),
               *(f"{v}.stride({d})" for v in views for d in red), *(f"{y}.stride({d})" for d in kept),
-              *(f"{y}.stride({d})" for d in red), f"BLOCK_O={bo}", f"BLOCK_R=triton.next_power_of_2({length})",
+              *(f"{y}.stride({d})" for d in red), f"BLOCK_O={bo}",
+              f"BLOCK_R={f'triton.next_power_of_2({length})' if one_tile else br}",
               *ctx.idx_launch([y, *src.views, *views]), f"num_warps={warps}"]
     ctx.launch(f"{kname}[(max(1, triton.cdiv({rows}, {bo})),)]", launch)
     ctx.bind(root, y)
+
+
+def _finish(kind: str, i: int, acc: str) -> str:
+    """``red{i}``, reduction ``kind`` of the [BLOCK_O, BLOCK_R] tile ``acc`` (masked lanes neutral)."""
+    return f"red{i} = {PARTIAL[kind].replace('acc', acc)}{FINISH[kind]}"
+
+
+def _neutral(kind: str) -> str:
+    return {"max": "float('-inf')", "min": "float('inf')"}.get(kind, "0.0")
+
+
+def _one_tile(reds: list[Node], step, write: list[str]) -> list[str]:  # noqa: ANN001
+    """The whole row in registers: read once, each reduction over the tile, then the chain and the store."""
+    lines = step("0", "    ")
+    for i, node in enumerate(reds):
+        kind = KINDS[packet(node)]
+        if kind == "var":  # two passes over the registers: as exact as the unfused var
+            lines += [f"    mu{i} = tl.sum(v, axis=1) / R", f"    d{i} = tl.where(m, v - mu{i}[:, None], 0.0)",
+                      f"    red{i} = tl.sum(d{i} * d{i}, axis=1) / (R - {_correction(kind, schema_args(node))})"]
+        else:
+            lines.append(f"    {_finish(kind, i, f'tl.where(m, v, {_neutral(kind)})')}")
+    return lines + [f"    {line}" for line in write]
+
+
+def _looped(reds: list[Node], step, write: list[str]) -> list[str]:  # noqa: ANN001
+    """Rows longer than a tile: one loop accumulating every reduction (a var's mean among them), a second for
+    the vars' squared deviations, then a loop that evaluates the chain and stores."""
+    kinds = [KINDS[packet(n)] for n in reds]
+    lines = [f"    acc{i} = tl.full([BLOCK_O, BLOCK_R], {_neutral(k)}, tl.float32)" for i, k in enumerate(kinds)]
+    lines += ["    for r0 in range(0, R, BLOCK_R):", *step("r0", "        ")]
+    for i, kind in enumerate(kinds):
+        combine = {"max": f"tl.maximum(acc{i}, tl.where(m, v, float('-inf')))",
+                   "min": f"tl.minimum(acc{i}, tl.where(m, v, float('inf')))"}.get(kind, f"acc{i} + v")
+        lines.append(f"        acc{i} = {combine}")
+    for i, kind in enumerate(kinds):
+        lines.append(f"    {_finish('mean' if kind == 'var' else kind, i, f'acc{i}')}")
+    variances = [i for i, k in enumerate(kinds) if k == "var"]
+    if variances:
+        lines += [f"    sq{i} = tl.zeros([BLOCK_O, BLOCK_R], tl.float32)" for i in variances]
+        lines += ["    for r0 in range(0, R, BLOCK_R):", *step("r0", "        ")]
+        for i in variances:
+            lines += [f"        d{i} = tl.where(m, v - red{i}[:, None], 0.0)", f"        sq{i} += d{i} * d{i}"]
+        lines += [f"    red{i} = tl.sum(sq{i}, axis=1) / (R - {_correction('var', schema_args(reds[i]))})"
+                  for i in variances]
+    return lines + ["    for r0 in range(0, R, BLOCK_R):", *step("r0", "        "),
+                    *[f"        {line}" for line in write]]
