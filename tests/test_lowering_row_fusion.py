@@ -27,7 +27,8 @@ class Model(nn.Module):
         inst = F.instance_norm(img, eps=1e-5)
         channels = img / torch.sqrt(img.pow(2).mean(1, keepdim=True) + 1e-5)
         total = x.sum(-1, keepdim=True)
-        return rms, scaled, inst, channels, x / total + total.mean()
+        l2 = x / x.pow(2).sum(1, keepdim=True).sqrt().clamp_min(1e-12).expand_as(x)
+        return rms, scaled, inst, channels, x / total + total.mean(), l2
 
 
 def get_inputs():
@@ -46,13 +47,15 @@ def get_init_inputs():
 @pytest.mark.slow
 def test_nvidia_norms_reduce_and_write_rows_in_one_kernel(ke, tmp_path: Path) -> None:
     """RMS norm (a prologue x**2 under the mean, a weight along the row), min-max scaling (two reductions),
-    instance norm (mean and var over (H, W)) and a norm over channels (strided rows) each become one row
+    instance norm (mean and var over (H, W)), a norm over channels (strided rows) and an L2 row normalize
+    (its reduced-shape chain read through an expand) each become one row
     kernel; a reduction also read outside its chain (``total.mean()``) keeps its own kernel; the draft is
     exact on the interpreter; the cpu draft has no row-fused kernel."""
     spec = tmp_path / "norms.py"
     spec.write_text(NORMS_SPEC, encoding="utf-8")
     source = lower_spec(spec, "h100")
-    assert source.count("def _rowfuse") == 4, source
+    assert source.count("def _rowfuse") == 5, source
+    assert "rc0 = " in source  # the L2 norm's clamp(sqrt(sum)), read through an expand, is computed per row
     assert "def _reduce" in source  # the shared sum of the last output
     assert "BLOCK_R=triton.next_power_of_2(" in source and "ROWFUSE0_BLOCK_R" not in source
     assert "_rowfuse" not in lower_spec(spec, "cpu")
@@ -71,7 +74,7 @@ def test_rows_longer_than_one_tile_are_not_row_fused(target: str, tmp_path: Path
                                        "torch.randn(4, 20000), torch.randn(2, 6, 9, 7)").replace("[96]", "[20000]"),
                     encoding="utf-8")
     source = lower_spec(spec, target)
-    assert source.count("def _rowfuse") == 2  # the image norms still fuse; the 20000-long rows do not
+    assert source.count("def _rowfuse") == 2  # the image norms still fuse; the 4 rows of 20000 do not
 
 
 LONG_SPEC = '''

@@ -60,7 +60,7 @@ def lower_graph(traced: Traced, interpreter: bool = False, nvidia: bool = False)
     ctx.inline = inline
     ctx.prologue = prologue.plan(traced.graph, inline)
     rows_fused = row_fusion.plan(ctx, traced.graph)  # root -> the reductions its kernel computes
-    skipped = {r.name for reds in rows_fused.values() for r in reds}
+    skipped = set().union(*(fusion.skipped for fusion in rows_fused.values()))
     for node in traced.graph.nodes:
         if node.op in ("placeholder", "get_attr") or node.name in ctx.done:
             continue

@@ -14,6 +14,7 @@ so the search can never split a row.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import torch
 from torch.fx import Node
@@ -41,23 +42,57 @@ def _reduction(node: Node) -> tuple[Node, list[int]] | None:
     return x, norm_dims(schema_args(node).get("dim"), val(x).dim())
 
 
-def plan(ctx: Context, graph: torch.fx.Graph) -> dict[str, list[Node]]:
-    """Pointwise group root -> the reductions computed in its kernel (NVIDIA targets only)."""
+@dataclass
+class Fusion:
+    """What one row kernel computes besides its pointwise chain: the reductions, and reduced-shape chains
+    over them that the chain reads through an ``expand`` (an L2 norm's ``clamp(sum ** 0.5)``)."""
+
+    reds: list[Node]
+    absorbed: list[tuple[Node, Node]] = field(default_factory=list)  # (expand view, reduced-shape chain root)
+
+    @property
+    def skipped(self) -> set[str]:
+        """Nodes the kernel computes, so the lowering loop emits nothing for them."""
+        return {n.name for n in self.reds} | {n.name for pair in self.absorbed for n in pair}
+
+
+def _absorbable(ctx: Context, e: Node) -> tuple[Node, list[Node]] | None:
+    """(chain root, its reductions) when ``e`` expands a reduced-shape pointwise chain read only there whose
+    inputs are all fusable reductions, else None."""
+    if e.op != "call_function" or packet(e) != "expand" or not isinstance(e.args[0], Node):
+        return None
+    f = e.args[0]
+    if not pointwise.is_pointwise(f) or f.name in ctx.inline or f.name in ctx.prologue or list(f.users) != [e]:
+        return None
+    chain = pointwise.collect(f, ctx.inline)
+    if chain.scalars or not chain.externals or any(_reduction(r) is None for r in chain.externals):
+        return None
+    return f, chain.externals
+
+
+def plan(ctx: Context, graph: torch.fx.Graph) -> dict[str, Fusion]:
+    """Pointwise group root -> what its row kernel computes besides the chain (NVIDIA targets only)."""
     if not ctx.nvidia:
         return {}
-    fused: dict[str, list[Node]] = {}
+    fused: dict[str, Fusion] = {}
     for node in graph.nodes:
         if not pointwise.is_pointwise(node) or node.name in ctx.inline or node.name in ctx.prologue:
             continue
         group = pointwise.collect(node, ctx.inline)
-        found = [(e, _reduction(e)) for e in group.externals]
-        found = [(e, r) for e, r in found if r is not None]
-        if not found:
+        fusion, readers = Fusion([]), {m.name for m in group.members}
+        for e in group.externals:
+            if _reduction(e) is not None:
+                fusion.reds.append(e)
+            elif (found := _absorbable(ctx, e)) is not None and set(u.name for u in e.users) <= readers:
+                fusion.absorbed.append((e, found[0]))
+                fusion.reds += [r for r in found[1] if r not in fusion.reds]
+                readers |= {m.name for m in pointwise.collect(found[0], ctx.inline).members}
+        if not fusion.reds:
             continue
-        x, dims = found[0][1]
-        reds = [e for e, r in found if r[0] is x and r[1] == dims]
-        members = {m.name for m in group.members}
-        if any(u.name not in members for r in reds for u in r.users):
+        x, dims = _reduction(fusion.reds[0])
+        if any(_reduction(r) != (x, dims) for r in fusion.reds):
+            continue
+        if any(u.name not in readers for r in fusion.reds for u in r.users):
             continue  # a reduction also read elsewhere stays a kernel of its own
         if str(val(node).shape) != str(val(x).shape) or len(dims) == val(x).dim():
             continue
@@ -65,18 +100,20 @@ def plan(ctx: Context, graph: torch.fx.Graph) -> dict[str, list[Node]]:
         n_rows = math.prod(ctx.hint(s) for s in val(x).shape) // max(1, n_red)
         if n_red > ONE_TILE_MAX and n_rows < SMS:
             continue  # few long rows: one program a row would leave most SMs idle
-        fused[node.name] = reds
+        fused[node.name] = fusion
     return fused
 
 
-def emit(ctx: Context, root: Node, reds: list[Node]) -> None:
+def emit(ctx: Context, root: Node, fusion: Fusion) -> None:
     """One kernel: load rows of the reductions' input, reduce, evaluate ``root``'s chain, store."""
+    reds = fusion.reds
     x = reds[0].args[0]
     xv = val(x)
     red = norm_dims(schema_args(reds[0]).get("dim"), xv.dim())
     kept = [d for d in range(xv.dim()) if d not in red]
     group = pointwise.collect(root, ctx.inline)
-    others = [e for e in group.externals if e not in reds]
+    absorbed = {e.name for e, _ in fusion.absorbed}
+    others = [e for e in group.externals if e not in reds and e.name not in absorbed]
     kname = ctx.fresh("_rowfuse")
     tag = kname.lstrip("_").upper()
     n_rows = math.prod(ctx.hint(xv.shape[d]) for d in kept)
@@ -110,6 +147,11 @@ def emit(ctx: Context, root: Node, reds: list[Node]) -> None:
     names = {s.name: f"gsc{j}" for j, s in enumerate(group.scalars)}
     names.update({node.name: f"red{i}[:, None]" for i, node in enumerate(reds)})
     names.update({ext.name: f"ga{k}" for k, ext in enumerate(others)})
+    prelude = []  # the reduced-shape chains, once per row
+    for j, (e, f) in enumerate(fusion.absorbed):
+        chain_lines, chain_result = pointwise.body(pointwise.collect(f, ctx.inline), names, "[BLOCK_O, 1]")
+        prelude += [*chain_lines, f"rc{j} = {chain_result}"]
+        names[e.name] = f"rc{j}"
     body, result = pointwise.body(group, names, "[BLOCK_O, BLOCK_R]")
     loads = [f"ga{k} = tl.load(g{k}_ptr + gb{k}[:, None] + gr{k}[None, :], mask=m, other=0)"
              f".to({compute_type(val(ext).dtype)})" for k, ext in enumerate(others)]
@@ -121,7 +163,8 @@ def emit(ctx: Context, root: Node, reds: list[Node]) -> None:
                 *decompose("r", rs, {**rx, **gr, "yr": ry}, "q", indent),
                 f"{indent}m = o_mask[:, None] & (r < R)[None, :]", *src.load("m", "0.0", "tl.float32", indent)]
 
-    lines = head + (_one_tile(reds, step, write) if one_tile else _looped(reds, step, write))
+    form = _one_tile if one_tile else _looped
+    lines = head + form(reds, step, write, [f"    {line}" for line in prelude])
     ops = ", ".join(sorted({packet(n) for n in reds} | {packet(m) for m in group.members}))
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):",
                                   f"    # rows over dims {red}{src.what}, reduced and written in one pass: {ops}",
@@ -148,7 +191,7 @@ def _neutral(kind: str) -> str:
     return {"max": "float('-inf')", "min": "float('inf')"}.get(kind, "0.0")
 
 
-def _one_tile(reds: list[Node], step, write: list[str]) -> list[str]:  # noqa: ANN001
+def _one_tile(reds: list[Node], step, write: list[str], prelude: list[str]) -> list[str]:  # noqa: ANN001
     """The whole row in registers: read once, each reduction over the tile, then the chain and the store."""
     lines = step("0", "    ")
     for i, node in enumerate(reds):
@@ -158,10 +201,10 @@ def _one_tile(reds: list[Node], step, write: list[str]) -> list[str]:  # noqa: A
                       f"    red{i} = tl.sum(d{i} * d{i}, axis=1) / (R - {_correction(kind, schema_args(node))})"]
         else:
             lines.append(f"    {_finish(kind, i, f'tl.where(m, v, {_neutral(kind)})')}")
-    return lines + [f"    {line}" for line in write]
+    return lines + prelude + [f"    {line}" for line in write]
 
 
-def _looped(reds: list[Node], step, write: list[str]) -> list[str]:  # noqa: ANN001
+def _looped(reds: list[Node], step, write: list[str], prelude: list[str]) -> list[str]:  # noqa: ANN001
     """Rows longer than a tile: one loop accumulating every reduction (a var's mean among them), a second for
     the vars' squared deviations, then a loop that evaluates the chain and stores."""
     kinds = [KINDS[packet(n)] for n in reds]
@@ -181,5 +224,5 @@ def _looped(reds: list[Node], step, write: list[str]) -> list[str]:  # noqa: ANN
             lines += [f"        d{i} = tl.where(m, v - red{i}[:, None], 0.0)", f"        sq{i} += d{i} * d{i}"]
         lines += [f"    red{i} = tl.sum(sq{i}, axis=1) / (R - {_correction('var', schema_args(reds[i]))})"
                   for i in variances]
-    return lines + ["    for r0 in range(0, R, BLOCK_R):", *step("r0", "        "),
+    return lines + prelude + ["    for r0 in range(0, R, BLOCK_R):", *step("r0", "        "),
                     *[f"        {line}" for line in write]]
