@@ -14,7 +14,7 @@ import math
 
 from torch.fx import Node
 
-from kernelevolve.lowering import conv_nhwc, dots, epilogue
+from kernelevolve.lowering import conv_depthwise, conv_nhwc, conv_transposed, dots, epilogue
 from kernelevolve.lowering.context import Context, packet, val
 from kernelevolve.lowering.errors import LoweringError
 from kernelevolve.lowering.indexing import schema_args
@@ -25,9 +25,13 @@ def emit(ctx: Context, node: Node) -> None:
     x, w, bias = args["input"], args["weight"], args.get("bias")
     stride, padding, dilation = list(args["stride"]), list(args["padding"]), list(args["dilation"])
     transposed, groups = bool(args["transposed"]), args["groups"]
+    if ctx.nvidia and conv_depthwise.applies(ctx, node):  # one input channel per group: a direct stencil
+        return conv_depthwise.emit(ctx, node)
     s = len(stride)
     if not all(isinstance(v, int) for v in stride + padding + dilation + [groups]):
         raise LoweringError("no Triton lowering for aten.convolution.default with symbolic stride/padding/groups")
+    if ctx.nvidia and conv_transposed.applies(node):  # stride phases: only the taps that land (conv_transposed.py)
+        return conv_transposed.emit(ctx, node)
     kname = ctx.fresh("_conv")
     tag = kname.lstrip("_").upper()
     wv_shape = val(w).shape
@@ -41,7 +45,11 @@ def emit(ctx: Context, node: Node) -> None:
         m_val, n_val, warps_val = dots.gpu_tiles(m_hint, cog_hint, groups)
     bm = ctx.tunable(f"{tag}_BLOCK_M", m_val, "output positions per program; >= 16")
     bn = ctx.tunable(f"{tag}_BLOCK_N", n_val, "output channels per program; >= 16")
-    bk = ctx.tunable(f"{tag}_BLOCK_K", ctx.block(ktot_hint, 16, 32, 64), "reduction step over (channel, "
+    taps = math.prod(ctx.hint(k) for k in wv_shape[2:])
+    channels_last = ctx.nvidia and not transposed and cig_hint >= 16 and taps > 1  # a 1x1 conv needs no copies
+    # the channels-last kernel steps through one tap's channels: a step wider than them is masked work
+    bk_val = ctx.block(cig_hint if channels_last else ktot_hint, 16, 32, 64)
+    bk = ctx.tunable(f"{tag}_BLOCK_K", bk_val, "reduction step over (channel, "
                      "kernel offset); a power of two >= 16")
     warps = ctx.tunable(f"{tag}_WARPS", warps_val, "1, 2, 4, 8 or 16")
     tf32x3 = dots.flag(ctx, tag)
@@ -132,13 +140,16 @@ def emit(ctx: Context, node: Node) -> None:
     grid = f"(max(1, triton.cdiv({launch[4]}, {bm})), max(1, triton.cdiv({cog}, {bn})), {groups})"
     if ctx.nvidia and not transposed:  # the channels-last form, switched by a flag the search can flip
         cl_name = ctx.fresh("_convcl")
-        ctx.kernels.append("\n".join(["@triton.jit", f"def {cl_name}({', '.join(params)}):",
+        cl_params = ", ".join(params + ["FLAT_TAPS: tl.constexpr"])
+        ctx.kernels.append("\n".join(["@triton.jit", f"def {cl_name}({cl_params}):",
                                       f"    # {what}, channels-last: taps outer, contiguous channels inner",
                                       *head, *conv_nhwc.loop(ctx, sp, stride, padding, dilation), *tail]))
-        taps = math.prod(ctx.hint(k) for k in wv_shape[2:])  # a 1x1 conv's NCHW gather needs no copies
-        flag = ctx.tunable(f"{tag}_CHANNELS_LAST", int(cig_hint >= 16 and taps > 1), "1: channels-last input "
-                           "and weight copies and the tap-outer kernel; 0: the NCHW gather")
-        conv_nhwc.launch_either(ctx, flag, (f"{cl_name}[{grid}]", launch_args("x_cl", "w_cl")),
+        flag = ctx.tunable(f"{tag}_CHANNELS_LAST", int(channels_last), "1: channels-last input and weight copies "
+                           "and the tap-outer kernel; 0: the NCHW gather")
+        flat = ctx.tunable(f"{tag}_FLAT_TAPS", 1, "1: one pipelined loop over (tap, channel step); 0: taps outer")
+        cl_args = launch_args("x_cl", "w_cl")
+        cl_args.insert(-1, f"FLAT_TAPS={flat}")
+        conv_nhwc.launch_either(ctx, flag, (f"{cl_name}[{grid}]", cl_args),
                                 (f"{kname}[{grid}]", launch))
     else:
         ctx.launch(f"{kname}[{grid}]", launch)
