@@ -119,6 +119,12 @@ class Context:
         """The launch argument for ``idx_param``: 64-bit offsets only where one of ``tensors`` needs them."""
         return [f"IDX64=_i64({', '.join(tensors)})"] if self.nvidia else []
 
+    def sizes(self, names: list[str]) -> list[str]:
+        """Size parameters that index math divides by: compile-time constants on NVIDIA targets, so ``//`` and
+        ``%`` by them compile to a multiply and shift instead of a division routine per element (a kernel is
+        then compiled once per shape, as TorchInductor's static-shape kernels are); plain ints elsewhere."""
+        return [f"{n}: tl.constexpr" for n in names] if self.nvidia else list(names)
+
     def line(self, text: str) -> None:
         self.forward.append(text)
 

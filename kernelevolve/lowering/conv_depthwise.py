@@ -64,8 +64,8 @@ def emit(ctx: Context, node: Node) -> None:
     ctx.empty(out, group.root if group else node)
     index = ["nb[:, None]", "co[:, None]"] + [f"q{d}[None, :]" for d in sp]
     epi = epilogue.build(ctx, group, node, index, "cmask", "[ROWS, BLOCK_S]", out) if group else None
-    params = ["x_ptr", "w_ptr", "b_ptr", "y_ptr", "R", "C", "COG", "S", "NS"]
-    params += [f"I{d}" for d in sp] + [f"O{d}" for d in sp]
+    params = ["x_ptr", "w_ptr", "b_ptr", "y_ptr", "R", *ctx.sizes(["C", "COG", "S", "NS"] + [f"I{d}" for d in sp] +
+                                                                  [f"O{d}" for d in sp])]
     params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["swo"] + [f"sw{d}" for d in sp]
     params += ["syn", "syc"] + [f"sy{d}" for d in sp] + (epi.params if epi else [])
     params += [f"K{d}: tl.constexpr" for d in sp]

@@ -193,7 +193,7 @@ def emit(ctx: Context, root: Node, inline: set[str],
         params.append(f"sc{j}")
         launch.append(ctx.sym(s))
         names[s.name] = f"sc{j}"
-    params += ["n"] + [f"size{d}" for d in range(rank)]
+    params += ["n", *ctx.sizes([f"size{d}" for d in range(rank)])]
     strides = []
     for j in range(len(group.externals)):
         strides += [f"a{j}_st{d}" for d in range(rank)]

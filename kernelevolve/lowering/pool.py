@@ -41,7 +41,7 @@ def emit(ctx: Context, node: Node) -> None:
                         "output elements per program; any power of two")
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
     sp = range(s)
-    params = ["x_ptr", "y_ptr", "i_ptr", "total", "C"] + [f"I{d}" for d in sp] + [f"O{d}" for d in sp]
+    params = ["x_ptr", "y_ptr", "i_ptr", "total", *ctx.sizes(["C"] + [f"I{d}" for d in sp] + [f"O{d}" for d in sp])]
     params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["divisor", "BLOCK: tl.constexpr", *ctx.idx_param()]
     lines = [f"    offs = {ctx.pid(0)} * BLOCK + tl.arange(0, BLOCK)", "    mask = offs < total",
              "    rem = offs"]
@@ -118,8 +118,9 @@ def emit_adaptive(ctx: Context, node: Node) -> None:
     first = val(node)[0] if isinstance(val(node), (list, tuple)) else val(node)
     block = ctx.tunable(f"{tag}_BLOCK", ctx.block(first.numel(), 16, 256, 2048),
                         "output elements per program; any power of two")
-    params = ["x_ptr", "y_ptr", "i_ptr", "total", "C", "KTOT"] + [f"I{d}" for d in sp] + [f"O{d}" for d in sp]
-    params += [f"KM{d}" for d in sp] + ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["BLOCK: tl.constexpr",
+    params = ["x_ptr", "y_ptr", "i_ptr", "total", *ctx.sizes(["C", "KTOT"] + [f"I{d}" for d in sp] +
+                                                            [f"O{d}" for d in sp] + [f"KM{d}" for d in sp])]
+    params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["BLOCK: tl.constexpr",
                                                                                   *ctx.idx_param()]
     lines = [f"    offs = {ctx.pid(0)} * BLOCK + tl.arange(0, BLOCK)", "    mask = offs < total",
              "    rem = offs"]

@@ -139,7 +139,7 @@ def emit(ctx: Context, root: Node, fusion: Fusion) -> None:
     gr = {f"gr{k}": [f"grs{k}_{i}" for i in range(len(red))] for k in range(len(others))}
     ky, ry = [f"ky{i}" for i in range(len(kept))], [f"ry{i}" for i in range(len(red))]
     params = [*src.ptr_params(), *(f"g{k}_ptr" for k in range(len(others))),
-              *(f"gsc{j}" for j in range(len(group.scalars))), "y_ptr", "n_rows", "R", *ks, *rs,
+              *(f"gsc{j}" for j in range(len(group.scalars))), "y_ptr", "n_rows", "R", *ctx.sizes(ks + rs),
               *sum(kx.values(), []), *sum(rx.values(), []), *sum(gk.values(), []), *sum(gr.values(), []), *ky, *ry,
               "BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr", *ctx.idx_param()]
     head = [f"    o = {ctx.pid(0)} * BLOCK_O + tl.arange(0, BLOCK_O)", "    o_mask = o < n_rows",
