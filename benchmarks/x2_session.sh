@@ -33,7 +33,7 @@ run)
   fi
   touch "$tp/done"
   if [ -f .probe/anyop_state.tgz ] && [ ! -d "$state" ]; then tar -xzf .probe/anyop_state.tgz -C "$work"; fi
-  python3 benchmarks/any_op_sweep.py --hw $hw --budget 8 --concurrency $((12 * gpus)) --state-dir "$state" \
+  python3 benchmarks/any_op_sweep.py --hw $hw --budget 8 --concurrency ${CONC:-$((12 * gpus))} --state-dir "$state" \
     --write "$work/any_op_$hw" > "$work/sweep.log" 2>&1
   echo "rc $?" > "$work/sweep_done" ;;
 poll)
