@@ -7,22 +7,12 @@ CPU interpreter; the cpu target keeps the implicit GEMM (its committed results s
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from kernelevolve.lowering import lower_spec
 from kernelevolve.operators.tunables import find_tunables, rewrite
-
-
-def _passes(ke, spec: Path, source: str, tmp_path: Path, name: str) -> None:
-    candidate = tmp_path / f"{name}.py"
-    candidate.write_text(source, encoding="utf-8")
-    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json",
-                "--state-dir", str(tmp_path / "state"))
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["status"] == "ok", result.stdout
-
+from tests.test_lowering_nvidia import _passes
 
 DW_SPEC = '''
 import torch

@@ -7,7 +7,6 @@ to 1 in its source), with its fused epilogue; the cpu target's drafts keep the o
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -17,16 +16,7 @@ import pytest
 
 from kernelevolve.lowering import lower_spec
 from kernelevolve.operators.tunables import find_tunables, neighbours
-
-
-def _passes(ke, spec: Path, source: str, tmp_path: Path, name: str) -> None:
-    candidate = tmp_path / f"{name}.py"
-    candidate.write_text(source, encoding="utf-8")
-    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json",
-                "--state-dir", str(tmp_path / "state"))
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["status"] == "ok", result.stdout
-
+from tests.test_lowering_nvidia import _passes
 
 SPLIT_SPEC = '''
 import torch

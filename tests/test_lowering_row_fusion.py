@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from kernelevolve.lowering import lower_spec
+from tests.test_lowering_nvidia import _passes
 
 NORMS_SPEC = '''
 import torch
@@ -59,12 +59,7 @@ def test_nvidia_norms_reduce_and_write_rows_in_one_kernel(ke, tmp_path: Path) ->
     assert "def _reduce" in source  # the shared sum of the last output
     assert "BLOCK_R=triton.next_power_of_2(" in source and "ROWFUSE0_BLOCK_R" not in source
     assert "_rowfuse" not in lower_spec(spec, "cpu")
-    candidate = tmp_path / "cand.py"
-    candidate.write_text(source, encoding="utf-8")
-    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json", "--state-dir",
-                str(tmp_path / "state"))
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["status"] == "ok", result.stdout
+    _passes(ke, spec, source, tmp_path, "cand")
 
 
 @pytest.mark.parametrize("target", ["h100"])
@@ -112,9 +107,4 @@ def test_nvidia_long_rows_fuse_into_a_looped_row_kernel(ke, tmp_path: Path) -> N
     source = lower_spec(spec, "h100")
     assert source.count("def _rowfuse") == 2 and "ROWFUSE0_BLOCK_R = 4096" in source
     assert source.count("for r0 in range(0, R, BLOCK_R)") == 5  # 3 for the norm, 2 for the min-max
-    candidate = tmp_path / "cand.py"
-    candidate.write_text(source, encoding="utf-8")
-    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json", "--state-dir",
-                str(tmp_path / "state"))
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["status"] == "ok", result.stdout
+    _passes(ke, spec, source, tmp_path, "cand")
