@@ -38,7 +38,8 @@ import torch.nn.functional as F  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-from evaluators.timing import gpu_state, interleaved_timings  # noqa: E402
+from evaluators.gpu_state import gpu_state  # noqa: E402
+from evaluators.timing import interleaved_timings  # noqa: E402
 
 SAMPLES = ROOT / "knowledge_base" / "code_samples"
 TOL = {torch.float16: (1e-2, 1e-2), torch.float32: (1e-4, 1e-4)}

@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,9 @@ def _versions() -> dict[str, str]:
             info["gpu_count"] = str(torch.cuda.device_count())
     except ImportError:
         pass
+    if os.environ.get("KE_COMMIT"):  # a device copy of the working tree may carry a stale HEAD
+        info["commit"] = os.environ["KE_COMMIT"]
+        return info
     try:
         info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                         text=True, timeout=10).stdout.strip()
@@ -78,6 +82,46 @@ def _spread(values: list[float]) -> dict[str, float]:
             "mean": round(statistics.fmean(values), 3)}
 
 
+class HostSampler:
+    """Busy fraction of all the host's cores (from /proc/stat, every ``interval`` s) while a search runs, so a
+    run can say whether its host-side phases were starved of CPU."""
+
+    def __init__(self, interval: float = 1.0) -> None:
+        self.interval, self.samples = interval, []  # (time, busy fraction of the interval)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    @staticmethod
+    def _ticks() -> tuple[int, int] | None:
+        try:
+            fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        except (OSError, ValueError):
+            return None
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+        return sum(fields), idle
+
+    def _loop(self) -> None:
+        last = self._ticks()
+        while not self._stop.wait(self.interval):
+            now = self._ticks()
+            if now is None or last is None or now[0] == last[0]:
+                continue
+            self.samples.append((time.time(), 1 - (now[1] - last[1]) / (now[0] - last[0])))
+            last = now
+
+    def __enter__(self) -> HostSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def busy_between(self, start: float, end: float) -> dict[str, float]:
+        values = [busy for at, busy in self.samples if start <= at <= end]
+        return {**_spread(values), "cores": os.cpu_count() or 0} if values else {}
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     hw = args.hw or _gpu_target()
     state = Path(args.state_dir or tempfile.mkdtemp(prefix="ke-throughput-"))
@@ -86,7 +130,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                "--strategy", "greedy", "--budget", str(args.budget), "--concurrency", str(args.concurrency),
                "--executor", "local", "--no-reuse", "--json", *args.extra]
     started = time.time()
-    proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    with HostSampler() as sampler:
+        proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.time() - started
     if proc.returncode != 0:
         raise SystemExit(f"search failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
@@ -109,24 +154,30 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "wall_s": round(wall, 2), "final_s": round(max(0.0, started + wall - max(r["end"] for r in rows)), 2),
         "eval_seconds": _spread([float(r["eval_seconds"] or 0) for r in rows]),
         "phases": {k: _spread(v) for k, v in sorted(phases.items())},
+        "host_cpu_busy": sampler.busy_between(min(r["start"] for r in rows), max(r["end"] for r in rows)),
         "best_fitness": (summary.get("best") or {}).get("fitness"), "run_id": summary.get("run_id"),
         "nodes_detail": rows,
     }
 
 
 def summarize(paths: list[str], prefix: str) -> None:
-    results = [json.loads(Path(p).read_text()) for p in paths]
+    results = []
+    for path in paths:  # one run's JSON, or an earlier summary's list of runs
+        data = json.loads(Path(path).read_text())
+        results += data if isinstance(data, list) else [data]
     Path(prefix + ".json").write_text(json.dumps(results, indent=1) + "\n")
     lines = ["# Evaluation throughput", "",
              "Nodes per minute of `ke search --strategy greedy --executor local --no-reuse`, counted from the first "
              "node's evaluation start to the last node's end. Phase columns are medians over nodes (seconds).", "",
-             "| label | GPU | commit | op | nodes | conc. | nodes/min | eval s (median) | screened | statuses |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| label | GPU | GPUs | commit | op | nodes | conc. | nodes/min | eval s (median) | screened | "
+             "host CPU busy (median) | statuses |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        v = r.get("versions", {})
-        lines.append(f"| {r['label']} | {v.get('gpu', r['hw'])} | {v.get('commit', '')} | {r['op']} | {r['nodes']} | "
-                     f"{r['concurrency']} | **{r['nodes_per_minute']}** | {r['eval_seconds'].get('median')} | "
-                     f"{r.get('screened', 0)} | {r['statuses']} |")
+        v, busy = r.get("versions", {}), r.get("host_cpu_busy") or {}
+        cpu = f"{busy['median']:.0%} of {busy['cores']}" if busy else "-"
+        lines.append(f"| {r['label']} | {v.get('gpu', r['hw'])} | {v.get('gpu_count', '')} | {v.get('commit', '')} | "
+                     f"{r['op']} | {r['nodes']} | {r['concurrency']} | **{r['nodes_per_minute']}** | "
+                     f"{r['eval_seconds'].get('median')} | {r.get('screened', 0)} | {cpu} | {r['statuses']} |")
     keys = sorted({k for r in results for k in r["phases"]})
     if keys:
         lines += ["", "Per-phase medians (seconds per node; p25-p75 in brackets):", "",

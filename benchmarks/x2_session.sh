@@ -5,8 +5,9 @@
 #   WAIT=500 bash benchmarks/x2_session.sh poll   # wait up to WAIT s, copy finished results to $OUT
 #   STOP=1 bash benchmarks/x2_session.sh poll     # also stop the sweep and tar its (resumable) state to $OUT
 #   SWEEP_ONLY=1 bash benchmarks/x2_session.sh start   # the any-op sweep alone (no throughput rounds)
-# What it runs: a warm-up search (so neither measured set-up pays the cold Triton/Inductor caches), then
-# softmax throughput one GPU / two GPUs / one GPU / two GPUs (interleaved: eval_throughput.py), then the
+#   TP_ONLY=1 TP_PLAN="2:16 1:8 2:16" bash benchmarks/x2_session.sh start   # throughput runs alone (GPUS:SLOTS)
+# What it runs: a warm-up search over every GPU (so no measured set-up pays the cold Triton/Inductor caches),
+# then softmax throughput alternating one GPU and every GPU (interleaved: eval_throughput.py), then the
 # any-op sweep at budget 8 over every GPU (resumes from .probe/anyop_state.tgz if that was carried).
 set -uo pipefail
 work=/tmp/ke-x2; tp=$work/tp; state=$work/anyop
@@ -23,15 +24,17 @@ run)
   gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())')
   throughput() { python3 benchmarks/eval_throughput.py --op softmax --budget 120 "$@"; }
   if [ "${SWEEP_ONLY:-0}" != 1 ]; then
-  CUDA_VISIBLE_DEVICES=0 python3 benchmarks/eval_throughput.py --op softmax --budget 24 --concurrency 8 \
-    --label warmup > "$tp/warmup.log" 2>&1
-  for round in 1 2; do
-    CUDA_VISIBLE_DEVICES=0 throughput --concurrency 8 --label "1gpu-r$round" --out "$tp/1gpu_r$round.json" > "$tp/1gpu_r$round.log" 2>&1
-    throughput --concurrency $((8 * gpus)) --label "${gpus}gpu-r$round" --out "$tp/${gpus}gpu_r$round.json" \
-      > "$tp/${gpus}gpu_r$round.log" 2>&1
+  # TP_PLAN: runs in order, each GPUS:SLOTS; the first is a warm-up that compiles every variant's kernels
+  plan=${TP_PLAN:-"$gpus:$((8 * gpus)) 1:8 $gpus:$((8 * gpus)) 1:8 $gpus:$((8 * gpus))"}; n=0
+  for run in $plan; do
+    g=${run%%:*}; c=${run##*:}; label="${g}gpu-c$c-$n"; [ $n = 0 ] && label="warmup-${g}gpu-c$c"
+    CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((g - 1))) throughput --concurrency "$c" --label "$label" \
+      --out "$tp/$label.json" > "$tp/$label.log" 2>&1
+    echo "$label $(grep -m1 nodes_per_minute "$tp/$label.log")" >> "$tp/progress"; n=$((n + 1))
   done
   fi
   touch "$tp/done"
+  [ "${TP_ONLY:-0}" = 1 ] && { echo "rc 0" > "$work/sweep_done"; exit 0; }
   if [ -f .probe/anyop_state.tgz ] && [ ! -d "$state" ]; then tar -xzf .probe/anyop_state.tgz -C "$work"; fi
   python3 benchmarks/any_op_sweep.py --hw $hw --budget 8 --concurrency ${CONC:-$((12 * gpus))} --state-dir "$state" \
     --write "$work/any_op_$hw" > "$work/sweep.log" 2>&1
@@ -39,7 +42,7 @@ run)
 poll)
   end=$((SECONDS + ${WAIT:-0}))
   while [ ! -f "$work/sweep_done" ] && [ $SECONDS -lt $end ]; do sleep 5; done
-  cp "$tp"/*.json "${OUT:?}/" 2>/dev/null; tail -2 "$work/sweep.log" 2>/dev/null
+  cp "$tp"/*.json "${OUT:?}/" 2>/dev/null; cat "$tp/progress" 2>/dev/null; tail -2 "$work/sweep.log" 2>/dev/null
   nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader
   if [ "${STOP:-0}" = 1 ] && [ ! -f "$work/sweep_done" ]; then
     pkill -f any_op_sweep.py; pkill -f kernelevolve.cli.main; sleep 8; pkill -9 -f kernelevolve

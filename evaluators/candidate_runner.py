@@ -46,7 +46,7 @@ class CandidateRunner:
                                 daemon=True)
         self.proc.start()
         child_end.close()
-        self.status, self.reason, self.start_s = "starting", "", 0.0
+        self.status, self.reason, self.start_s, self.spawn_s = "starting", "", 0.0, 0.0
         if wait:
             self.wait_ready()
 
@@ -58,6 +58,7 @@ class CandidateRunner:
         self.status, hello = self._receive(START_TIMEOUT_S, "start")
         self.start_s = time.monotonic() - started
         self.reason = hello.get("reason", "")
+        self.spawn_s = float(hello.get("start_s") or 0.0)  # the process's own fork-to-ready time
 
     def request(self, message: dict[str, Any], timeout: float, phase: str) -> tuple[str, dict[str, Any]]:
         if self.status != "ok":

@@ -27,10 +27,11 @@ from evaluators.baselines import BaselineCache, cache_key
 from evaluators.candidate import build_pair
 from evaluators.correctness import compare, flatten_outputs, make_inputs
 from evaluators.device_lock import exclusive_device
+from evaluators.gpu_state import gpu_state
 from evaluators.profiling import kernel_breakdown, ncu_available, ncu_metrics
 from evaluators.roofline import Peaks, analyse, compute_dtype, default_work
 from evaluators.spec import OperatorSpec
-from evaluators.timing import Timing, gpu_state, interleaved_timings
+from evaluators.timing import Timing, interleaved_timings
 
 TIMING_SEED = 0
 COMPILE_MODE = "static-per-case"  # recorded with every compile baseline
@@ -84,12 +85,14 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
     profiled: kernels and launches per forward, and Nsight Compute metrics when asked for and installed."""
     target_peaks = Peaks.from_dict(peaks)
     clock, extra = _Clock(), {}
-    reference, candidate = build_pair(spec, cand_cls, TIMING_SEED, device)
-    extras = spec.extra_baselines(reference) if spec.extra_baselines else {}
-    cache, state = BaselineCache(baseline_dir), gpu_state()
+    with clock.phase("setup"):  # modules and production inputs, built in this process
+        reference, candidate = build_pair(spec, cand_cls, TIMING_SEED, device)
+        extras = spec.extra_baselines(reference) if spec.extra_baselines else {}
+        inputs_by_case = make_inputs(spec, "prod", device, TIMING_SEED)
+    with clock.phase("gpu_state"):
+        cache, state = BaselineCache(baseline_dir), gpu_state()
     versions = {k: state.get(k, "") for k in ("torch", "triton", "driver_version")}
     versions["evaluator"], versions["compile_mode"] = EVALUATOR_VERSION, COMPILE_MODE
-    inputs_by_case = make_inputs(spec, "prod", device, TIMING_SEED)
     keys = {name: cache_key(spec.source_hash, name, state.get("name", device), versions) for name in inputs_by_case}
     ratios = {name: (cache.get(key) or {}).get("compile_over_eager") for name, key in keys.items()}
 

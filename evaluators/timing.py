@@ -3,9 +3,7 @@ with candidate and baselines interleaved in one session so clock drift and therm
 
 from __future__ import annotations
 
-import shutil
 import statistics
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -124,25 +122,3 @@ def _iqr(samples: list[float]) -> float:
         return 0.0
     q = statistics.quantiles(samples, n=4)
     return q[2] - q[0]
-
-
-def gpu_state() -> dict[str, str]:
-    """Clocks, temperature and power as nvidia-smi reports them, recorded next to every timing."""
-    info = {"name": torch.cuda.get_device_name(), "torch": torch.__version__}
-    try:
-        import triton
-
-        info["triton"] = triton.__version__
-    except ImportError:  # pragma: no cover
-        pass
-    if shutil.which("nvidia-smi"):
-        fields = "clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw,driver_version"
-        try:
-            line = subprocess.run(
-                ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader", f"--id={torch.cuda.current_device()}"],
-                capture_output=True, text=True, timeout=10,
-            ).stdout.strip()
-            info.update(dict(zip(fields.split(","), (v.strip() for v in line.split(",")), strict=False)))
-        except (OSError, subprocess.SubprocessError):
-            pass
-    return info

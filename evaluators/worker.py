@@ -134,6 +134,7 @@ def evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
         phases["static"] = time.monotonic() - t0
         runner = _SPARE.take(device, job.get("memory_limit_mb"))
         phases["start"] = runner.start_s  # the wait for a process started ahead (candidate_runner.SpareRunner)
+        phases["spawn_ahead"] = runner.spawn_s  # its own start-up, mostly overlapped with the last evaluation
         workdir = runner.workdir
         paths = {"spec_path": job["spec_path"], "candidate_path": job["candidate_path"]}
         failure, cases, launches = _check(runner, judge, job, paths, which, device, seeds, timeout, workdir, phases)

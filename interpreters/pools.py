@@ -9,6 +9,7 @@ path, because a remote slot cannot see the orchestrator's files.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import tempfile
 import threading
@@ -68,17 +69,18 @@ class LocalSlot:
     """One sandboxed evaluation worker process on this host, optionally pinned to one device."""
 
     def __init__(self, target_name: str, simulate: bool, scratch: Path, timeout_s: float,
-                 device_index: int | None = None, on_close: Callable[[], None] | None = None) -> None:
+                 device_index: int | None = None, on_close: Callable[[], None] | None = None,
+                 threads: int | None = None) -> None:
         from evaluators.device_lock import physical_device
         from interpreters.executor import LocalExecutor
         from interpreters.targets import get_target
 
         self.scratch = scratch
         self._on_close = on_close
-        env = None
+        env = thread_caps(threads)
         if device_index is not None:  # through this process's own visible list: index 0 of "4,5" is GPU 4
             physical = physical_device(device_index)
-            env = {"CUDA_VISIBLE_DEVICES": physical, "HIP_VISIBLE_DEVICES": physical}
+            env.update({"CUDA_VISIBLE_DEVICES": physical, "HIP_VISIBLE_DEVICES": physical})
         self.executor = LocalExecutor(get_target(target_name), scratch, timeout_s=timeout_s, simulate=simulate,
                                       extra_env=env)
 
@@ -93,6 +95,25 @@ class LocalSlot:
         if self._on_close is not None:
             self._on_close()
             self._on_close = None
+
+
+_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def thread_caps(threads: int | None) -> dict[str, str]:
+    """CPU thread pools sized to a slot's share of the host, except where the user set them.
+
+    Why: each slot runs a worker and a candidate process, and torch, OpenMP and BLAS size their pools to
+    every core by default, spinning after each parallel region. Sixteen slots on a 32-core host therefore
+    ran hundreds of spinning threads, and every host-side phase slowed with the slot count (issue #15)."""
+    if not threads:
+        return {}
+    return {var: str(threads) for var in _THREAD_VARS if var not in os.environ}
+
+
+def slot_threads(slots: int) -> int:
+    """Cores per slot on this host (at least one)."""
+    return max(1, (os.cpu_count() or 1) // max(1, slots))
 
 
 class SlotPool:
@@ -216,8 +237,9 @@ def local_pools(scratch: Path, size: int) -> PoolSet:
 
     def make_pool(target: str, simulate: bool) -> SlotPool:
         devices = matching_devices(target, simulate)
+        threads = slot_threads(size)
         if devices is None:
-            return SlotPool(lambda: LocalSlot(target, simulate, scratch, 120.0), size, name=target)
+            return SlotPool(lambda: LocalSlot(target, simulate, scratch, 120.0, threads=threads), size, name=target)
         if not devices:
             raise RuntimeError(f"no device on this host serves target {target}")
         free: queue.Queue[int] = queue.Queue()
@@ -226,7 +248,7 @@ def local_pools(scratch: Path, size: int) -> PoolSet:
 
         def make_slot() -> LocalSlot:
             index = free.get_nowait()
-            return LocalSlot(target, simulate, scratch, 120.0, index, lambda: free.put(index))
+            return LocalSlot(target, simulate, scratch, 120.0, index, lambda: free.put(index), threads)
 
         return SlotPool(make_slot, size, name=target)
 
