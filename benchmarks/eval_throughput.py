@@ -69,6 +69,7 @@ def _node_records(artifacts: Path) -> list[dict[str, Any]]:
         end = extra.get("ended_at") or path.stat().st_mtime
         start = extra.get("started_at") or end - float(data.get("eval_seconds") or 0.0)
         rows.append({"node": int(path.parent.name), "status": data["status"], "fitness": data.get("fitness"),
+                     "reason": (data.get("reason") or "")[:300],
                      "eval_seconds": data.get("eval_seconds"), "start": start, "end": end,
                      "screened": bool(extra.get("screened")), "phases": extra.get("phases") or {}})
     return rows
