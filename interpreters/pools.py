@@ -11,8 +11,11 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import random
+import re
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,6 +39,26 @@ class EvaluationRequest:
     # Search nodes: skip full timing when a short measurement is below this fitness (evaluators.performance).
     screen_below: float | None = None
     final: bool = False  # a winner's re-measurement: full timing at full length, with the profiler
+
+
+_DEVICE_MEMORY = re.compile(r"out of memory|OutOfMemoryError|cudaErrorMemoryAllocation", re.I)
+PRESSURE_BACKOFF_S = (1.0, 4.0)  # a random pause before a retry, so the slots that collided spread out
+
+
+def host_pressure(result: EvaluationResult, shared_device: bool) -> str | None:
+    """Why a failed evaluation is the shared host's fault rather than the candidate's, or None.
+
+    Slots that share a GPU share its memory: with 12 slots on an 80 GB H100, softmax nodes failed with CUDA
+    out-of-memory in the judge and in correct candidates (issue #15), and each such node counted as a broken
+    kernel. A candidate process that never started ran no candidate code at all. Both are retried; a kernel
+    that really needs more memory than the device has fails every retry and keeps its verdict."""
+    if result.status not in ("crash", "runtime_error"):
+        return None
+    if result.reason.startswith(("start process", "start phase")):
+        return "candidate process did not start"
+    if shared_device and _DEVICE_MEMORY.search(result.reason):
+        return "device memory"
+    return None
 
 
 class SlotLost(Exception):
@@ -120,10 +143,11 @@ class SlotPool:
     """``size`` slots for one target; slots are created on first use and replaced when lost."""
 
     def __init__(self, make_slot: Callable[[], Slot], size: int, retries: int = 3, name: str = "",
-                 on_lost: Callable[[str, str], None] | None = None) -> None:
+                 on_lost: Callable[[str, str], None] | None = None, shared_device: bool = False) -> None:
         if size < 1:
             raise ValueError("a pool needs at least one slot")
         self.name, self.size, self.retries = name, size, retries
+        self.shared_device = shared_device  # several slots per device: out-of-memory may be theirs, not the node's
         self._make_slot = make_slot
         self._on_lost = on_lost
         self._free: queue.Queue[Slot | None] = queue.Queue()
@@ -138,7 +162,7 @@ class SlotPool:
         return self._threads.submit(self._run, request)
 
     def _run(self, request: EvaluationRequest) -> EvaluationResult:
-        last = ""
+        last, pressured = "", []
         for attempt in range(self.retries + 1):
             slot = self._free.get()
             try:
@@ -162,6 +186,15 @@ class SlotPool:
                 self._free.put(slot)
                 raise
             self._free.put(slot)
+            pressure = host_pressure(result, self.shared_device)
+            if pressure is not None:
+                pressured.append(pressure)
+                if attempt < self.retries:
+                    log.info("pool %s: %s (%s); retrying", self.name, pressure, result.reason[:120])
+                    time.sleep(random.uniform(*PRESSURE_BACKOFF_S))
+                    continue
+            if pressured:
+                result.extra["host_pressure_retries"] = pressured
             return result
         return EvaluationResult.failure("crash", f"evaluation lost {self.retries + 1} times: {last}")
 
@@ -250,6 +283,6 @@ def local_pools(scratch: Path, size: int) -> PoolSet:
             index = free.get_nowait()
             return LocalSlot(target, simulate, scratch, 120.0, index, lambda: free.put(index), threads)
 
-        return SlotPool(make_slot, size, name=target)
+        return SlotPool(make_slot, size, name=target, shared_device=size > len(devices))
 
     return PoolSet(make_pool)

@@ -190,7 +190,7 @@ def ray_pools(size: int, on_start: Callable[[str, dict[str, Any]], None] | None 
         started = (lambda where: on_start(target, where)) if on_start else None
         share = gpu_share(target, size) if get_target(target).runs_on_device(simulate) else 1.0
         return SlotPool(lambda: RaySlot(target, simulate, 120.0, started, share), size, name=target,
-                        on_lost=on_lost)
+                        on_lost=on_lost, shared_device=share < 1.0)
 
     return PoolSet(make_pool)
 
