@@ -15,7 +15,7 @@ import math
 from torch.fx import Node
 
 from kernelevolve.lowering import conv_depthwise, conv_nhwc, conv_transposed, dots, epilogue
-from kernelevolve.lowering.context import Context, packet, val
+from kernelevolve.lowering.context import Context, val
 from kernelevolve.lowering.errors import LoweringError
 from kernelevolve.lowering.indexing import schema_args
 
@@ -54,12 +54,8 @@ def emit(ctx: Context, node: Node) -> None:
     warps = ctx.tunable(f"{tag}_WARPS", warps_val, "1, 2, 4, 8 or 16")
     tf32x3 = dots.flag(ctx, tag)
     sp = range(s)
-    out = ctx.fresh("buf")
-    found = epilogue.find(ctx, node)
-    group = found[0] if found else None
-    ctx.empty(out, group.root if group else node)
     index = ["nb[:, None]", "co[None, :]"] + [f"o{d}[:, None]" for d in sp]
-    epi = epilogue.build(ctx, group, node, index, "cmask", "[BLOCK_M, BLOCK_N]", out) if group else None
+    out, group, epi = epilogue.fused_output(ctx, node, index, "cmask", "[BLOCK_M, BLOCK_N]")
     params = ["x_ptr", "w_ptr", "b_ptr", "y_ptr", "M", "KTOT", "CIG", "COG"]
     params += [f"I{d}" for d in sp] + [f"O{d}" for d in sp] + [f"K{d}" for d in sp]
     params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["swo", "swi"] + [f"sw{d}" for d in sp]
@@ -110,8 +106,7 @@ def emit(ctx: Context, node: Node) -> None:
     lines = head + lines + tail
     what = (f"{'transposed ' if transposed else ''}conv{s}d stride={stride} padding={padding} dilation={dilation} "
             f"groups={groups}")
-    if group:
-        what += " + fused " + ", ".join(sorted({packet(m) for m in group.members}))
+    what = epilogue.label(what, group)
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {what}", *lines]))
     xv, wv = ctx.tensor(x), ctx.tensor(w)
     if epi:
@@ -153,10 +148,7 @@ def emit(ctx: Context, node: Node) -> None:
                                 (f"{kname}[{grid}]", launch))
     else:
         ctx.launch(f"{kname}[{grid}]", launch)
-    if group:
-        ctx.done.add(group.root.name)
-        ctx.bind(group.root, out)
-    ctx.bind(node, out)
+    epilogue.bind_output(ctx, node, group, out)
 
 
 EMITTERS = {"convolution": emit}

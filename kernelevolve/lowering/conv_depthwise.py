@@ -17,7 +17,7 @@ import math
 from torch.fx import Node
 
 from kernelevolve.lowering import epilogue
-from kernelevolve.lowering.context import Context, packet, val
+from kernelevolve.lowering.context import Context, val
 from kernelevolve.lowering.indexing import schema_args
 
 
@@ -58,12 +58,8 @@ def emit(ctx: Context, node: Node) -> None:
     bs = ctx.tunable(f"{tag}_BLOCK_S", bs_val, "flattened output positions per program; a power of two >= 16")
     rows = ctx.tunable(f"{tag}_ROWS", rows_val, "(batch, channel) rows per program; a power of two")
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
-    out = ctx.fresh("buf")
-    found = epilogue.find(ctx, node)
-    group = found[0] if found else None
-    ctx.empty(out, group.root if group else node)
     index = ["nb[:, None]", "co[:, None]"] + [f"q{d}[None, :]" for d in sp]
-    epi = epilogue.build(ctx, group, node, index, "cmask", "[ROWS, BLOCK_S]", out) if group else None
+    out, group, epi = epilogue.fused_output(ctx, node, index, "cmask", "[ROWS, BLOCK_S]")
     params = ["x_ptr", "w_ptr", "b_ptr", "y_ptr", "R", *ctx.sizes(["C", "COG", "S", "NS"] + [f"I{d}" for d in sp] +
                                                                   [f"O{d}" for d in sp])]
     params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["swo"] + [f"sw{d}" for d in sp]
@@ -103,8 +99,7 @@ def emit(ctx: Context, node: Node) -> None:
     lines.append(f"    tl.store(y_ptr + (nb * syn + co * syc)[:, None] + ({y_sp})[None, :], "
                  f"_cast_out({result}, y_ptr), mask=cmask)")
     what = f"depthwise conv{s}d stride={stride} padding={padding} dilation={dilation} groups={groups}"
-    if group:
-        what += " + fused " + ", ".join(sorted({packet(m) for m in group.members}))
+    what = epilogue.label(what, group)
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {what}", *lines]))
     xv, wv = ctx.tensor(x), ctx.tensor(w)
     if epi:
@@ -121,7 +116,4 @@ def emit(ctx: Context, node: Node) -> None:
     launch += (epi.launch if epi else []) + [f"K{d}={wv}.shape[{2 + d}]" for d in sp]
     launch += [f"HAS_BIAS={bias is not None}", f"ROWS={rows}", f"BLOCK_S={bs}", f"num_warps={warps}"]
     ctx.launch(f"{kname}[(max(1, triton.cdiv({rows_total}, {rows})) * {ns},)]", launch)
-    if group:
-        ctx.done.add(group.root.name)
-        ctx.bind(group.root, out)
-    ctx.bind(node, out)
+    epilogue.bind_output(ctx, node, group, out)

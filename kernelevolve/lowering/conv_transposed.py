@@ -22,7 +22,7 @@ import math
 from torch.fx import Node
 
 from kernelevolve.lowering import dots, epilogue
-from kernelevolve.lowering.context import Context, packet, val
+from kernelevolve.lowering.context import Context, val
 from kernelevolve.lowering.indexing import schema_args
 
 
@@ -100,12 +100,8 @@ def emit(ctx: Context, node: Node) -> None:
     tf32x3 = dots.flag(ctx, tag)
     flag = ctx.tunable(f"{tag}_CHANNELS_LAST", int(cig_hint >= 16 and taps_hint > 1), "1: channels-last input "
                        "and weight copies (contiguous K loads); 0: read them in place")
-    out = ctx.fresh("buf")
-    found = epilogue.find(ctx, node)
-    group = found[0] if found else None
-    ctx.empty(out, group.root if group else node)
     index = ["nb[:, None]", "co[None, :]"] + [f"o{d}[:, None]" for d in sp]
-    epi = epilogue.build(ctx, group, node, index, "cmask", "[BLOCK_M, BLOCK_N]", out) if group else None
+    out, group, epi = epilogue.fused_output(ctx, node, index, "cmask", "[BLOCK_M, BLOCK_N]")
     params = ["x_ptr", "w_ptr", "b_ptr", "y_ptr", "MQ", "CIG", "COG"]
     params += [f"{n}{d}" for n in "IOQK" for d in sp]
     params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["swo", "swi"] + [f"sw{d}" for d in sp]
@@ -119,8 +115,7 @@ def emit(ctx: Context, node: Node) -> None:
     y_off = "nb[:, None] * syn + co[None, :] * syc" + "".join(f" + o{d}[:, None] * sy{d}" for d in sp)
     tail.append(f"    tl.store(y_ptr + {y_off}, _cast_out({epi.result if epi else 'acc'}, y_ptr), mask=cmask)")
     what = f"transposed conv{s}d stride={stride} padding={padding} groups={groups}, {phases} stride phases"
-    if group:
-        what += " + fused " + ", ".join(sorted({packet(m) for m in group.members}))
+    what = epilogue.label(what, group)
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {what}",
                                   *_kernel_lines(ctx, sp, stride, padding), *tail]))
     xv, wv = ctx.tensor(x), ctx.tensor(w)
@@ -152,7 +147,4 @@ def emit(ctx: Context, node: Node) -> None:
         del ctx.forward[start:]
     ctx.forward += [f"if {flag}:", f"    x_cl, w_cl = _k_major({xv}, 1), _k_major({wv}, 0)",
                     *(f"    {line}" for line in branches[0]), "else:", *(f"    {line}" for line in branches[1])]
-    if group:
-        ctx.done.add(group.root.name)
-        ctx.bind(group.root, out)
-    ctx.bind(node, out)
+    epilogue.bind_output(ctx, node, group, out)

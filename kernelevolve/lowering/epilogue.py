@@ -123,3 +123,27 @@ def build(ctx: Context, group: pointwise.Group, anchor: Node, index: list[str], 
     epi.lines += lines
     epi.result = result
     return epi
+
+
+def fused_output(ctx: Context, node: Node, index: list[str], mask: str, block_shape: str,
+                 ) -> tuple[str, pointwise.Group | None, Epilogue | None]:
+    """A template's output buffer, with the pointwise group (if any) that its store evaluates: the buffer
+    stands for the group's root when one is fused. ``index``/``mask``/``block_shape`` as in :func:`build`."""
+    out = ctx.fresh("buf")
+    found = find(ctx, node)
+    group = found[0] if found else None
+    ctx.empty(out, group.root if group else node)
+    return out, group, build(ctx, group, node, index, mask, block_shape, out) if group else None
+
+
+def label(what: str, group: pointwise.Group | None) -> str:
+    """A kernel's header comment: what it computes, and the ops fused into its store."""
+    return what + (" + fused " + ", ".join(sorted({packet(m) for m in group.members})) if group else "")
+
+
+def bind_output(ctx: Context, node: Node, group: pointwise.Group | None, out: str) -> None:
+    """``out`` is ``node``'s value, and the fused group's (which no other kernel computes now)."""
+    if group:
+        ctx.done.add(group.root.name)
+        ctx.bind(group.root, out)
+    ctx.bind(node, out)

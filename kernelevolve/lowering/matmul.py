@@ -90,7 +90,7 @@ def emit(ctx: Context, node: Node) -> None:
     kernel = "\n".join([
         "@triton.jit",
         f"def {kname}({', '.join(params)}):",
-        f"    # {name}{' + fused ' + ', '.join(sorted({packet(m) for m in group.members})) if group else ''}",
+        f"    # {epilogue.label(name, group)}",
         "    pid_b = tl.program_id(2).to(tl.int64)",
         *(_grouped_order() if ctx.nvidia else [
             "    rm = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)",
@@ -150,10 +150,7 @@ def emit(ctx: Context, node: Node) -> None:
         args = [store, launch[3], m_expr, n_expr, *dims[9:], *bias_args, ctx.sym(beta), ctx.sym(alpha)]
         matmul_forms.emit_split_sum(ctx, split, partial, (m_expr, n_expr, batch), args + (epi.launch if epi else []),
                                     epi.params if epi else [], tail, bias is not None)
-    if group:
-        ctx.done.add(group.root.name)
-        ctx.bind(group.root, out)
-    ctx.bind(node, out)
+    epilogue.bind_output(ctx, node, group, out)
 
 
 def _grouped_order() -> list[str]:

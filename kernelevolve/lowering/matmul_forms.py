@@ -151,7 +151,7 @@ def emit_gemv(ctx: Context, node: Node, side: str, a: Node, b: Node, bias: Node 
     params = ["m_ptr", "v_ptr", "c_ptr", "bias_ptr", "R", "K", "smr", "smk", "svk", "scr", "sbr", "beta", "alpha",
               *(epi.params if epi else []), "HAS_BIAS: tl.constexpr", "BLOCK_R: tl.constexpr",
               "BLOCK_K: tl.constexpr", "K_GROUP: tl.constexpr"]
-    fused = " + fused " + ", ".join(sorted({packet(m) for m in group.members})) if group else ""
+    fused = epilogue.label("", group)
     ctx.kernels.append("\n".join([
         "@triton.jit",
         f"def {kname}({', '.join(params)}):",
@@ -191,7 +191,4 @@ def emit_gemv(ctx: Context, node: Node, side: str, a: Node, b: Node, bias: Node 
               *(epi.launch if epi else []), f"HAS_BIAS={bias is not None}", f"BLOCK_R={br}", f"BLOCK_K={bk}",
               f"K_GROUP={K_GROUP} if {mat}.dtype == torch.float32 else 1 << 20", f"num_warps={warps}"]
     ctx.launch(f"{kname}[(max(1, triton.cdiv({dims[0]}, {br})),)]", launch)
-    if group:
-        ctx.done.add(group.root.name)
-        ctx.bind(group.root, out)
-    ctx.bind(node, out)
+    epilogue.bind_output(ctx, node, group, out)
