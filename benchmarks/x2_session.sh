@@ -5,7 +5,8 @@
 #   WAIT=500 bash benchmarks/x2_session.sh poll   # wait up to WAIT s, copy finished results to $OUT
 #   STOP=1 bash benchmarks/x2_session.sh poll     # also stop the sweep and tar its (resumable) state to $OUT
 #   SWEEP_ONLY=1 bash benchmarks/x2_session.sh start   # the any-op sweep alone (no throughput rounds)
-#   TP_ONLY=1 TP_PLAN="2:16 1:8 2:16" bash benchmarks/x2_session.sh start   # throughput runs alone (GPUS:SLOTS)
+#   TP_ONLY=1 TP_PLAN="2:16 1:8 2:16 P:8" bash benchmarks/x2_session.sh start   # throughput runs alone
+#     (GPUS:SLOTS; P:SLOTS runs one separate search per GPU at the same time)
 # What it runs: a warm-up search over every GPU (so no measured set-up pays the cold Triton/Inductor caches),
 # then softmax throughput alternating one GPU and every GPU (interleaved: eval_throughput.py), then the
 # any-op sweep at budget 8 over every GPU (resumes from .probe/anyop_state.tgz if that was carried).
@@ -28,6 +29,15 @@ run)
   plan=${TP_PLAN:-"$gpus:$((8 * gpus)) 1:8 $gpus:$((8 * gpus)) 1:8 $gpus:$((8 * gpus))"}; n=0
   for run in $plan; do
     g=${run%%:*}; c=${run##*:}; label="${g}gpu-c$c-$n"; [ $n = 0 ] && label="warmup-${g}gpu-c$c"
+    if [ "$g" = P ]; then  # P:SLOTS: one independent search per GPU at once (is the slowdown per host?)
+      for i in $(seq 0 $((gpus - 1))); do
+        CUDA_VISIBLE_DEVICES=$i throughput --concurrency "$c" --label "par$i-c$c-$n" --out "$tp/par$i-c$c-$n.json" \
+          > "$tp/par$i-c$c-$n.log" 2>&1 &
+      done; wait
+      for i in $(seq 0 $((gpus - 1))); do
+        echo "par$i-c$c-$n $(grep -m1 nodes_per_minute "$tp/par$i-c$c-$n.log")" >> "$tp/progress"
+      done; n=$((n + 1)); continue
+    fi
     CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((g - 1))) throughput --concurrency "$c" --label "$label" \
       --out "$tp/$label.json" > "$tp/$label.log" 2>&1
     echo "$label $(grep -m1 nodes_per_minute "$tp/$label.log")" >> "$tp/progress"; n=$((n + 1))

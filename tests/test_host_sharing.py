@@ -82,3 +82,18 @@ def test_a_local_slot_passes_its_caps_to_its_worker(tmp_path, monkeypatch) -> No
         assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == "3"
     finally:
         slot.close()
+
+
+def test_the_query_names_the_gpu_and_reads_every_field(tmp_path, monkeypatch) -> None:
+    from evaluators.gpu_state import _query
+
+    fake = tmp_path / "nvidia-smi"  # a stand-in on PATH that records how it was called
+    fake.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/args\n"
+                    "echo '1980 MHz, 2619 MHz, 1980 MHz, 37, 106.87 W, 580.159.04'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    state = _query("GPU-fb3c02b4")
+    assert "--id=GPU-fb3c02b4" in (tmp_path / "args").read_text()
+    assert state["clocks.sm"] == "1980 MHz" and state["driver_version"] == "580.159.04"
+    fake.write_text("#!/bin/sh\necho 'No devices were found'\n")  # a reply without the fields: no reading
+    assert _query("GPU-fb3c02b4") == {}
