@@ -21,10 +21,10 @@ Emitter = Callable[[Context, Node], None]
 
 
 def templates() -> dict[str, Emitter]:
-    from kernelevolve.lowering import conv, matmul, misc, pool, reduction, rows
+    from kernelevolve.lowering import conv, matmul, misc, pool, reduction, rows, sorting
 
     table: dict[str, Emitter] = {}
-    for module in (reduction, rows, matmul, conv, pool, misc):
+    for module in (reduction, rows, matmul, conv, pool, misc, sorting):
         table.update(module.EMITTERS)
     return table
 

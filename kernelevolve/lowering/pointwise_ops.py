@@ -147,6 +147,7 @@ OPS: dict[str, Expr] = {
     "atan2": _binary("_atan2({x}, {y})"),
     "erf": _unary("tl.erf({x})"),
     "erfinv": _unary("_erfinv({x})"),
+    "lgamma": _unary("_lgamma({x})"),
     "sigmoid": _unary("(1.0 / (1.0 + tl.exp(-{x})))"),
     # --- activations -----------------------------------------------------------------------------------
     "relu": _unary(f"tl.maximum({{x}}, 0, {NAN})"),

@@ -1,4 +1,5 @@
-"""Row ops: softmax, log_softmax, layer norm and scans (cumsum/cumprod), each row read in place.
+"""Row ops: softmax, log_softmax, layer norm and scans (cumsum, cumprod, logcumsumexp, cummax, cummin), each
+row read in place.
 
 A row is the set of elements that differ only along the op's dims (the softmax dim, the normalized
 trailing dims, the scan dim). One program handles BLOCK_O rows and walks each row BLOCK_R elements at a
@@ -24,6 +25,7 @@ from torch.fx import Node
 from kernelevolve.lowering import split_stats
 from kernelevolve.lowering.context import Context, compute_type, packet, val
 from kernelevolve.lowering.dots import SMS
+from kernelevolve.lowering.errors import LoweringError
 from kernelevolve.lowering.indexing import decompose, norm_dims, schema_args
 from kernelevolve.lowering.prologue import Source
 from kernelevolve.lowering.reduction import _split
@@ -220,33 +222,91 @@ def _emit_split_layer_norm(ctx: Context, node: Node, op: tuple[str, str, str, So
             f"{kname}[{grid}]", y, f"{what}: one chunk normalized")
 
 
+_SCANS = {  # op: (identity, the chunk's scan with the carry folded in); logcumsumexp's scan is _tile_scan's
+    "cumsum": ("0", ["        c = tl.cumsum(v, axis=1) + carry[:, None]"]),
+    "cumprod": ("1", ["        c = tl.cumprod(v, axis=1) * carry[:, None]"]),
+    "logcumsumexp": ("float('-inf')", ["        c = _logaddexp_combine(carry[:, None], c)"]),
+}
+_LAST = "(r == r0 + BLOCK_R - 1)[None, :]"  # the chunk's last column: its prefix is the next chunk's carry
+
+
+def _tile_scan(ctx: Context, combine: str, tiles: list[str]) -> list[str]:
+    """Lines replacing each [BLOCK_O, BLOCK_R] tile in ``tiles`` by its inclusive scan along axis 1 under
+    ``combine`` (a @triton.jit taking two tuples of len(tiles) values, the earlier first).
+
+    NVIDIA drafts use tl.associative_scan. Elsewhere the scan doubles its reach log2(BLOCK_R) times through
+    tl.gather (Hillis-Steele), because Triton's CPU interpreter runs an associative_scan with a custom
+    combine one element at a time in Python (27 s for one 49k-element cummin forward) and the doubling
+    form in a fraction of a second; the two give the same result for an associative combine."""
+    names = ", ".join(tiles)
+    if ctx.nvidia:
+        packed = f"({names})" if len(tiles) > 1 else names
+        return [f"        {names} = tl.associative_scan({packed}, 1, {combine})"]
+    shifted = ", ".join(f"tl.gather({n}, src, 1)" for n in tiles)
+    news = [f"n{n}" for n in tiles]
+    return ["        for kk in tl.static_range(16):",
+            "            if (1 << kk) < BLOCK_R:",
+            "                at = tl.arange(0, BLOCK_R)",
+            "                src = tl.broadcast_to(tl.maximum(at - (1 << kk), 0)[None, :], [BLOCK_O, BLOCK_R])",
+            f"                {', '.join(news)} = {combine}({shifted}, {names})",
+            *[f"                {n} = tl.where((at >= (1 << kk))[None, :], n{n}, {n})" for n in tiles]]
+
+
 def emit_scan(ctx: Context, node: Node) -> None:
     args = schema_args(node)
     x = node.args[0]
     red = norm_dims(args["dim"], val(x).dim())
-    prod = packet(node) == "cumprod"
     kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, packet(node), 1)
     acc = compute_type(val(node).dtype)
-    init = "1" if prod else "0"
+    init, scan = _SCANS[packet(node)]
+    if packet(node) == "logcumsumexp":
+        scan = ["        c = v", *_tile_scan(ctx, "_logaddexp_combine", ["c"]), *scan]
     body = [f"    carry = tl.full([BLOCK_O], {init}, {acc})", "    for r0 in range(0, R, BLOCK_R):", *step,
-            *src.load("m", init, acc, "        "),
-            ("        c = tl.cumprod(v, axis=1) * carry[:, None]" if prod else
-             "        c = tl.cumsum(v, axis=1) + carry[:, None]"),
+            *src.load("m", init, acc, "        "), *scan,
             "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(c, y_ptr), mask=m)",
-            "        carry = tl.sum(tl.where((r == r0 + BLOCK_R - 1)[None, :], c, tl.zeros_like(c)), axis=1)"]
+            f"        carry = tl.sum(tl.where({_LAST}, c, tl.zeros_like(c)), axis=1)"]
     _finish(ctx, node, kname, params, head, body, launch, consts, grid, y,
             f"{packet(node)} along dims {red}{src.what}")
 
 
+def emit_indexed_scan(ctx: Context, node: Node) -> None:
+    """cummax / cummin: values and int64 indices, one associative scan over (value, index) pairs per chunk
+    with torch's rules (a later element wins a tie; a NaN wins and holds), the carry folded in the same way."""
+    args = schema_args(node)
+    x = node.args[0]
+    red = norm_dims(args["dim"], val(x).dim())
+    name = packet(node)
+    if not val(x).dtype.is_floating_point:
+        raise LoweringError(f"no Triton lowering for aten.{name} of {val(x).dtype} (floating point only)")
+    kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, name, 2)
+    yi = ctx.fresh("buf")
+    ctx.empty(yi, node, val(node)[1])
+    combine, init = f"_{name}_combine", "float('-inf')" if name == "cummax" else "float('inf')"
+    body = [f"    cv = tl.full([BLOCK_O], {init}, tl.float32)", "    ci = tl.zeros([BLOCK_O], tl.int64)",
+            "    for r0 in range(0, R, BLOCK_R):", *step, *src.load("m", init, ACC, "        "),
+            "        c = v", "        ic = tl.broadcast_to(r[None, :].to(tl.int64), [BLOCK_O, BLOCK_R])",
+            *_tile_scan(ctx, combine, ["c", "ic"]),
+            f"        c, ic = {combine}(cv[:, None], ci[:, None], c, ic)",
+            "        tl.store(y_ptr + yb[:, None] + yr[None, :], _cast_out(c, y_ptr), mask=m)",
+            "        tl.store(yi_ptr + yb[:, None] + yr[None, :], ic, mask=m)",
+            f"        cv = tl.sum(tl.where({_LAST}, c, tl.zeros_like(c)), axis=1)",
+            f"        ci = tl.sum(tl.where({_LAST}, ic, tl.zeros_like(ic)), axis=1)"]
+    _finish(ctx, node, kname, params + ["yi_ptr"], head, body, launch + [yi], consts, grid, y,
+            f"{name} along dims {red}{src.what}", bind=False)
+    ctx.multi[node.name] = [y, yi]  # the indices' buffer has the values' shape: one set of y strides serves both
+
+
 def _finish(ctx: Context, node: Node, kname: str, params: list[str], head: list[str], body: list[str],
-            launch: list[str], consts: list[str], grid: str, y: str, what: str) -> None:
+            launch: list[str], consts: list[str], grid: str, y: str, what: str, bind: bool = True) -> None:
     one_tile = ["ONE_TILE: tl.constexpr"] if any(c.startswith("ONE_TILE=") for c in consts) else []
     params = params + one_tile + ["BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr"]
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {what}",
                                   *head, *body]))
     ctx.launch(grid, launch + consts)
-    ctx.bind(node, y)
+    if bind:
+        ctx.bind(node, y)
 
 
 EMITTERS = {"_softmax": emit_softmax, "_log_softmax": emit_softmax,
-            "native_layer_norm": emit_layer_norm, "cumsum": emit_scan, "cumprod": emit_scan}
+            "native_layer_norm": emit_layer_norm, "cumsum": emit_scan, "cumprod": emit_scan,
+            "logcumsumexp": emit_scan, "cummax": emit_indexed_scan, "cummin": emit_indexed_scan}

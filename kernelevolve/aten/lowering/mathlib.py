@@ -255,6 +255,51 @@ def _mul_combine(a, b):
     return a * b
 ''')
 
+_helper("_cummax_combine", '''
+@triton.jit
+def _cummax_combine(v1, i1, v2, i2):
+    # torch.cummax's rule: the later element wins a tie, and a NaN wins and holds until a later NaN
+    take = ((v2 >= v1) | (v2 != v2)) & ~((v1 != v1) & (v2 == v2))
+    return tl.where(take, v2, v1), tl.where(take, i2, i1)
+''')
+
+_helper("_cummin_combine", '''
+@triton.jit
+def _cummin_combine(v1, i1, v2, i2):
+    # torch.cummin's rule: the later element wins a tie, and a NaN wins and holds until a later NaN
+    take = ((v2 <= v1) | (v2 != v2)) & ~((v1 != v1) & (v2 == v2))
+    return tl.where(take, v2, v1), tl.where(take, i2, i1)
+''')
+
+_helper("_logaddexp_combine", '''
+@triton.jit
+def _logaddexp_combine(a, b):
+    # log(exp(a) + exp(b)) without overflow: equal arguments (both infinite included) add log 2 exactly,
+    # -inf is the identity, and a NaN propagates through the difference
+    m = tl.maximum(a, b)
+    r = m + _log1p(tl.exp(-tl.abs(a - b)))
+    return tl.where(a == b, a + 0.6931471805599453, r)
+''')
+
+_helper("_lgamma", '''
+@triton.jit
+def _lgamma(x):
+    # log|Gamma(x)|: Lanczos (g = 7, 9 terms) for x >= 0.5, the reflection formula below it; poles are +inf
+    x = x.to(tl.float32)
+    neg = x < 0.5
+    z = tl.where(neg, 1.0 - x, x) - 1.0
+    a = 0.99999999999980993 + 676.5203681218851 / (z + 1.0) - 1259.1392167224028 / (z + 2.0)
+    a += 771.32342877765313 / (z + 3.0) - 176.61502916214059 / (z + 4.0) + 12.507343278686905 / (z + 5.0)
+    a += -0.13857109526572012 / (z + 6.0) + 9.9843695780195716e-6 / (z + 7.0) + 1.5056327351493116e-7 / (z + 8.0)
+    t = z + 7.5
+    lg = 0.9189385332046727 + (z + 0.5) * tl.log(t) - t + tl.log(a)
+    s = tl.abs(tl.sin(3.141592653589793 * (x - tl.floor(x))))
+    refl = 1.1447298858494002 - tl.log(s) - lg
+    r = tl.where(neg, refl, lg)
+    r = tl.where((x <= 0) & (x == tl.floor(x)), float("inf"), r)
+    return tl.where(x == float("inf"), x, r)
+''')
+
 _CALL = re.compile(r"\b(_[a-z0-9_]+)\b")
 
 

@@ -1,0 +1,35 @@
+"""sort/topk/argsort/median lower with their indices, and both the interpreter's ranked form and the GPU's
+tl.sort form are exact under the real evaluator."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from kernelevolve.lowering import lower_spec
+from tests.test_lowering_nvidia import _passes
+
+SPEC = Path(__file__).parent / "specs" / "any_op" / "sorting.py"
+
+
+def test_indices_lower_in_both_forms() -> None:
+    cpu, gpu = lower_spec(SPEC, "cpu"), lower_spec(SPEC, "h100")
+    for draft in (cpu, gpu):
+        assert "with indices" in draft and "_median0" in draft and "torch.sort(" not in draft
+        assert "torch.topk(" not in draft and "torch.median(" not in draft
+    assert "if BLOCK_O * BLOCK_R * BLOCK_R <=" in cpu  # the interpreter ranks (a scatter) while it fits
+    assert "BLOCK_R * BLOCK_R" not in gpu and "tl.sort(packed, dim=1)" in gpu
+
+
+def test_the_interpreter_draft_is_exact_and_quick(ke, tmp_path: Path) -> None:
+    started = time.monotonic()
+    _passes(ke, SPEC, lower_spec(SPEC, "cpu"), tmp_path, "cpu_draft")
+    assert time.monotonic() - started < 60, "the ranked form should check in seconds"
+
+
+@pytest.mark.slow
+def test_the_gpu_draft_is_exact(ke, tmp_path: Path) -> None:
+    """The tl.sort form, run by the interpreter (slowly: its sort reduces element by element)."""
+    _passes(ke, SPEC, lower_spec(SPEC, "h100"), tmp_path, "gpu_draft")
