@@ -74,24 +74,29 @@ def _shared_reading(gpu_id: str, query: Callable[[], dict[str, str]], ttl_s: flo
     path = folder / f"ke-gpu-state-{safe}.json"
     cached = _read(path)
     if cached is not None and time.time() - cached["at"] < ttl_s:
-        return {**cached["state"], "state_age_s": f"{time.time() - cached['at']:.1f}"}
+        return _aged(cached)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f"ke-gpu-state-{safe}.lock", "a+") as handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:  # another slot is refreshing it: its last reading will do
             if cached is not None:
-                return {**cached["state"], "state_age_s": f"{time.time() - cached['at']:.1f}"}
+                return _aged(cached)
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # the very first reading: wait for it
             fresh = _read(path)
             if fresh is not None:
-                return {**fresh["state"], "state_age_s": f"{time.time() - fresh['at']:.1f}"}
+                return _aged(fresh)
         state = query()
         if state:
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps({"at": time.time(), "state": state}), encoding="utf-8")
             tmp.replace(path)
         return {**state, "state_age_s": "0.0"} if state else {}
+
+
+def _aged(entry: dict) -> dict[str, str]:
+    """A cached reading, with how old it is."""
+    return {**entry["state"], "state_age_s": f"{time.time() - entry['at']:.1f}"}
 
 
 def _read(path: Path) -> dict | None:

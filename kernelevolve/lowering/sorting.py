@@ -30,6 +30,11 @@ def _keys(descending: bool) -> list[str]:
             "    packed = (key.to(tl.uint64) << 32) | r[None, :].to(tl.uint64)"]
 
 
+def _sorted_positions(descending: bool) -> list[str]:
+    """Lines setting ``idx``: each row's input positions in sorted order (the GPU form, through tl.sort)."""
+    return [*_keys(descending), "    s = tl.sort(packed, dim=1)", "    idx = (s & 0xFFFFFFFF).to(tl.int64)"]
+
+
 def _indent(lines: list[str]) -> list[str]:
     return ["    " + line for line in lines]
 
@@ -44,18 +49,18 @@ def emit_sort(ctx: Context, node: Node) -> None:
     x = args["self"]
     name = node.target.overloadpacket.__name__
     with_indices = any(u.args[1] != 0 for u in node.users)
-    rank = val(x).dim()
-    dim = norm_dims(args.get("dim", -1), max(rank, 1))[0] if rank else 0
+    ndim = val(x).dim()
+    dim = norm_dims(args.get("dim", -1), max(ndim, 1))[0] if ndim else 0
     descending = bool(args.get("largest", True)) if name == "topk" else bool(args.get("descending", False))
     median = name == "median"
     if median and args.get("keepdim", False):
         raise LoweringError("no Triton lowering for aten.median.dim with keepdim=True")
     if (with_indices or median) and not val(x).dtype.is_floating_point:
         raise LoweringError(f"no Triton lowering for the indices of {node.target} on {val(x).dtype}")
-    kept = [d for d in range(rank) if d != dim]
+    kept = [d for d in range(ndim) if d != dim]
     kname = ctx.fresh(f"_{name}")
     tag = kname.lstrip("_").upper()
-    row_tile = ctx.block(val(x).shape[dim] if rank else 1, 1, 1 << 20)
+    row_tile = ctx.block(val(x).shape[dim] if ndim else 1, 1, 1 << 20)
     per_program = max(1, RANK_TILE // row_tile**2 if ctx.interpreter else TILE // row_tile)
     rows = ctx.tunable(f"{tag}_BLOCK_O", ctx.block(math.prod(ctx.hint(val(x).shape[d]) for d in kept), 1,
                                                    per_program), "rows per program; a power of two")
@@ -74,8 +79,7 @@ def emit_sort(ctx: Context, node: Node) -> None:
     ranked = [*_keys(descending), "    pos = tl.sum((packed[:, None, :] < packed[:, :, None]).to(tl.int64), axis=2)"]
     if median:  # the lower median: position (R - 1) // 2 of the ascending order, or (torch) the first NaN
         ranked += ["    at = tl.sum(tl.where(pos == (R - 1) // 2, r[None, :], 0), axis=1).to(tl.int64)"]
-        sorted_ = [*_keys(False), "    s = tl.sort(packed, dim=1)", "    idx = (s & 0xFFFFFFFF).to(tl.int64)",
-                   "    at = tl.sum(tl.where((r == (R - 1) // 2)[None, :], idx, 0), axis=1)"]
+        sorted_ = [*_sorted_positions(False), "    at = tl.sum(tl.where((r == (R - 1) // 2)[None, :], idx, 0), axis=1)"]
         tail = ["    nan_at = tl.min(tl.where((v != v) & (r < R)[None, :], r[None, :], BLOCK_R), axis=1)",
                 "    at = tl.where(nan_at < R, nan_at.to(tl.int64), at)",
                 "    tl.store(y_ptr + yb, tl.load(x_ptr + xb + at * rx, mask=o_mask), mask=o_mask)",
@@ -87,7 +91,7 @@ def emit_sort(ctx: Context, node: Node) -> None:
         ranked += [f"    tl.store(yi_ptr + yb[:, None] + pos * ry, r[None, :] + pos * 0, mask={ok})"] if with_indices \
             else []
         if with_indices:
-            sorted_ = [*_keys(descending), "    s = tl.sort(packed, dim=1)", "    idx = (s & 0xFFFFFFFF).to(tl.int64)",
+            sorted_ = [*_sorted_positions(descending),
                        f"    tl.store(y_ptr + yb[:, None] + r[None, :] * ry, tl.load(x_ptr + xb[:, None] + idx * rx, "
                        f"mask={keep}), mask={keep})",
                        f"    tl.store(yi_ptr + yb[:, None] + r[None, :] * ry, idx, mask={keep})"]

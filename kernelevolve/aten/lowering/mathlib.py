@@ -255,19 +255,12 @@ def _mul_combine(a, b):
     return a * b
 ''')
 
-_helper("_cummax_combine", '''
+for _op, _cmp in (("cummax", ">="), ("cummin", "<=")):
+    _helper(f"_{_op}_combine", f'''
 @triton.jit
-def _cummax_combine(v1, i1, v2, i2):
-    # torch.cummax's rule: the later element wins a tie, and a NaN wins and holds until a later NaN
-    take = ((v2 >= v1) | (v2 != v2)) & ~((v1 != v1) & (v2 == v2))
-    return tl.where(take, v2, v1), tl.where(take, i2, i1)
-''')
-
-_helper("_cummin_combine", '''
-@triton.jit
-def _cummin_combine(v1, i1, v2, i2):
-    # torch.cummin's rule: the later element wins a tie, and a NaN wins and holds until a later NaN
-    take = ((v2 <= v1) | (v2 != v2)) & ~((v1 != v1) & (v2 == v2))
+def _{_op}_combine(v1, i1, v2, i2):
+    # torch.{_op}'s rule: the later element wins a tie, and a NaN wins and holds until a later NaN
+    take = ((v2 {_cmp} v1) | (v2 != v2)) & ~((v1 != v1) & (v2 == v2))
     return tl.where(take, v2, v1), tl.where(take, i2, i1)
 ''')
 
