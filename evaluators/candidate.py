@@ -21,6 +21,9 @@ class CandidateError(Exception):
 
 
 def load_candidate_class(path: Path) -> type[torch.nn.Module]:
+    from evaluators.guard import register_candidate_file
+
+    register_candidate_file(path)  # before its import runs: a thread started at import is the candidate's
     try:
         module = load_module(Path(path), "cand")
     except LoadError as exc:
@@ -78,3 +81,11 @@ def flatten_outputs(out: Any) -> list[torch.Tensor]:
             flat.extend(flatten_outputs(item))
         return flat
     raise CandidateError("incorrect", f"forward returned {type(out).__name__}, expected tensor(s)")
+
+
+def plain_tensor_problem(outputs: list[torch.Tensor]) -> str | None:
+    """Why an output is not a plain tensor (a subclass can compute when read, after the timer stopped)."""
+    for i, tensor in enumerate(outputs):
+        if type(tensor) is not torch.Tensor:
+            return f"output #{i} is a {type(tensor).__name__}, not a plain torch.Tensor (a lazy or deferred output)"
+    return None

@@ -30,6 +30,7 @@ from evaluators.candidate import CandidateError, load_candidate_class
 from evaluators.numerics import configure_numerics
 from evaluators.spec import OperatorSpec, load_spec
 from evaluators.tensor_transport import send_outputs
+from evaluators.timed_checks import TimedOutputError
 
 _PR_SET_PDEATHSIG = 1
 
@@ -99,7 +100,10 @@ class _Session:
         if command == "time":
             spec, cls = self._load(message)
             t0 = time.monotonic()
-            perf = performance.measure(spec, cls, message["candidate_path"], self.device, **message["options"])
+            try:
+                perf = performance.measure(spec, cls, message["candidate_path"], self.device, **message["options"])
+            except TimedOutputError as exc:  # a sampled timed call returned a stale or undone output
+                return {"status": "incorrect", "reason": str(exc)}
             return {"status": "ok", "perf": perf, "seconds": round(time.monotonic() - t0, 3)}
         raise ValueError(f"unknown command {command!r}")
 

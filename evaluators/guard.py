@@ -8,8 +8,12 @@ evaluator allow only allocation and views, so torch compute hidden in forward is
 
 from __future__ import annotations
 
+import os
+import sys
+import sysconfig
 import threading
 from collections import Counter
+from types import FrameType
 from typing import Any
 
 import torch
@@ -56,22 +60,60 @@ _state = _LaunchState()
 _hooked = False
 
 
-_threads_started = [0]  # process-wide: a thread started anywhere counts
+_threads_started = [0]  # process-wide: threads started by candidate code, wherever it runs
+_candidate_files: set[str] = set()  # source files of candidates loaded in this process
+
+
+def register_candidate_file(path: str | os.PathLike[str]) -> None:
+    """Mark a file's code as the candidate's, for attributing thread starts (:func:`started_by_candidate`)."""
+    _candidate_files.update({str(path), os.path.realpath(path)})
+
+
+def _stdlib_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    return tuple({os.path.realpath(paths[k]) + os.sep for k in ("stdlib", "platstdlib") if paths.get(k)})
+
+
+_STDLIB = _stdlib_roots()
+
+
+def _is_stdlib(filename: str) -> bool:
+    if filename.startswith("<frozen"):
+        return True
+    real = os.path.realpath(filename) if not filename.startswith("<") else filename
+    return real.startswith(_STDLIB) and "site-packages" not in real and "dist-packages" not in real
+
+
+def started_by_candidate(frame: FrameType | None) -> bool:
+    """Whether the thread start called from ``frame`` is the candidate's: walking out through the standard
+    library (``threading``, ``concurrent.futures``), the first other frame decides. A thread that torch,
+    Triton or the evaluator starts for itself (a compile pool, an allocator or profiler thread) is theirs,
+    even when a candidate's forward was what called into them; one that candidate code starts, directly or
+    through a standard-library helper, counts."""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name != __file__ and not _is_stdlib(name):
+            return name in _candidate_files or os.path.realpath(name) in _candidate_files
+        frame = frame.f_back
+    return False
 
 
 def _install_thread_hooks() -> None:
-    """Count thread starts: a dispatch mode is thread-local, so work on another thread would be unseen."""
+    """Count thread starts by candidate code: a dispatch mode is thread-local, so work on another thread
+    would be unseen."""
     import _thread
     import threading
 
     original_start, original_new = threading.Thread.start, _thread.start_new_thread
 
     def start(self: Any, *args: Any, **kwargs: Any) -> Any:
-        _threads_started[0] += 1
+        if started_by_candidate(sys._getframe(1)):
+            _threads_started[0] += 1
         return original_start(self, *args, **kwargs)
 
     def start_new_thread(*args: Any, **kwargs: Any) -> Any:
-        _threads_started[0] += 1
+        if started_by_candidate(sys._getframe(1)):
+            _threads_started[0] += 1
         return original_new(*args, **kwargs)
 
     threading.Thread.start = start

@@ -25,12 +25,14 @@ import torch
 from evaluators import EVALUATOR_VERSION
 from evaluators.baselines import BaselineCache, cache_key
 from evaluators.candidate import build_pair
-from evaluators.correctness import compare, flatten_outputs, make_inputs
+from evaluators.correctness import FRESH_SEED_OFFSET, compare, flatten_outputs, make_inputs
 from evaluators.device_lock import exclusive_device
+from evaluators.fresh_inputs import FreshInputs
 from evaluators.gpu_state import gpu_state
 from evaluators.profiling import kernel_breakdown, ncu_available, ncu_metrics
 from evaluators.roofline import Peaks, analyse, compute_dtype, default_work
 from evaluators.spec import OperatorSpec
+from evaluators.timed_checks import output_check
 from evaluators.timing import Timing, interleaved_timings
 
 TIMING_SEED = 0
@@ -79,16 +81,25 @@ class _Clock:
 def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path: str, device: str,
             compile_baseline: bool = True, peaks: dict[str, Any] | None = None, profile: bool = True,
             ncu: bool = False, baseline_dir: str | None = None, screen_below: float | None = None,
-            target_ms: float = 150.0) -> dict[str, Any]:
+            target_ms: float = 150.0, judged_err: dict[str, float] | None = None) -> dict[str, Any]:
     """Returns {"cases": {name: {candidate_ms, ..._iqr_ms, eager_ms, compile_ms, roofline...}}, "gpu": {...},
-    "phases": {...}, "screened": bool}. With ``profile`` the first case (production shapes come first) is also
-    profiled: kernels and launches per forward, and Nsight Compute metrics when asked for and installed."""
+    "phases": {...}, "screened": bool, "timed_checks": {case: outputs checked}}. With ``profile`` the first case
+    (production shapes come first) is also profiled: kernels and launches per forward, and Nsight Compute
+    metrics when asked for and installed.
+
+    Every call gets freshly written inputs (the timing seed's and the fresh seed's contents, swapped in place:
+    :mod:`evaluators.fresh_inputs`), eager and compile under the same rule as the candidate; a random sample of
+    the candidate's timed calls is checked against the reference (:mod:`evaluators.timed_checks`), raising
+    ``TimedOutputError``. ``judged_err`` is the judge's worst accepted error per case."""
     target_peaks = Peaks.from_dict(peaks)
     clock, extra = _Clock(), {}
+    judged_err = judged_err or {}
+    checked: dict[str, int] = {}
     with clock.phase("setup"):  # modules and production inputs, built in this process
         reference, candidate = build_pair(spec, cand_cls, TIMING_SEED, device)
         extras = spec.extra_baselines(reference) if spec.extra_baselines else {}
         inputs_by_case = make_inputs(spec, "prod", device, TIMING_SEED)
+        fresh_by_case = make_inputs(spec, "prod", device, TIMING_SEED + FRESH_SEED_OFFSET)
     with clock.phase("gpu_state"):
         cache, state = BaselineCache(baseline_dir), gpu_state()
     versions = {k: state.get(k, "") for k in ("torch", "triton", "driver_version")}
@@ -111,22 +122,28 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
             row["roofline"] = analyse(flops, nbytes, compute_dtype(inputs), row["candidate_ms"], target_peaks)
         return row
 
+    rotations = {name: FreshInputs(inputs, fresh_by_case.pop(name)) for name, inputs in inputs_by_case.items()}
+    del fresh_by_case
+    checks = {name: output_check(spec, reference, rot.current, name, judged_err.get(name), checked)
+              for name, rot in rotations.items()}
     if screen_below is not None and (not compile_baseline or all(ratios.values())):
-        screened = _screen(spec, candidate, reference, inputs_by_case, ratios, compile_baseline, screen_below, clock)
+        screened = _screen(candidate, reference, rotations, checks, ratios, compile_baseline, screen_below, clock)
         if screened is not None:
             cases = {name: row_for(name, timings) | extra_rows for name, (timings, extra_rows) in screened.items()}
-            return {"cases": cases, "gpu": state, "screened": True, "phases": _rounded(clock.seconds)}
+            return {"cases": cases, "gpu": state, "screened": True, "phases": _rounded(clock.seconds),
+                    "timed_checks": checked, "fresh_inputs": _rule(rotations)}
 
     cases: dict[str, Any] = {}
     stale = False
     for name, inputs in inputs_by_case.items():
+        rotation = rotations[name]
         fns: dict[str, Callable[[], object]] = {
-            "candidate": lambda m=candidate, a=inputs: m(*a),
-            "eager": lambda m=reference, a=inputs: m(*a),
+            "candidate": lambda m=candidate, r=rotation: m(*r.current()),
+            "eager": lambda m=reference, r=rotation: m(*r.current()),
         }
         for label, fn in extras.items():
             if _agrees(spec, fn, reference, inputs):  # a wrong baseline would make every ratio a lie
-                fns[f"baseline:{label}"] = lambda f=fn, a=inputs: f(*a)
+                fns[f"baseline:{label}"] = lambda f=fn, r=rotation: f(*r.current())
         need_compile = compile_baseline and ratios[name] is None
         # One slot compiles a case's baseline while the others wait for its cached ratio (no 8x Inductor work).
         with cache.claim(keys[name]) if need_compile else contextlib.nullcontext():
@@ -136,12 +153,13 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
             with torch.no_grad(), clock.phase("warmup"):
                 if need_compile:  # Inductor and Triton compile on the host, outside the device lock
                     compiled = static_compile(reference, inputs)
-                    fns["compile"] = lambda m=compiled, a=inputs: m(*a)
+                    fns["compile"] = lambda m=compiled, r=rotation: m(*r.current())
                 for fn in fns.values():
                     fn()
                 torch.cuda.synchronize()
             with torch.no_grad(), exclusive_device(torch.cuda.current_device()) as waited, clock.phase("timing"):
-                timings = interleaved_timings(fns, target_ms_per_fn=target_ms)
+                timings = interleaved_timings(fns, target_ms_per_fn=target_ms, fresh=rotation,
+                                              checks={"candidate": checks[name]})
             clock.add("lock_wait", waited)
             row = row_for(name, timings)
             row["compile_mode"] = COMPILE_MODE
@@ -166,18 +184,25 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
                 with clock.phase("profile"):
                     extra["ncu"] = {"case": name, **ncu_metrics(str(spec.path), candidate_path, name)}
         cases[name] = row
+        rotation.close()
     if stale:
         return measure(spec, cand_cls, candidate_path, device, compile_baseline, peaks, profile, ncu,
-                       baseline_dir, None, target_ms)
-    return {"cases": cases, "gpu": state, "screened": False, "phases": _rounded(clock.seconds), **extra}
+                       baseline_dir, None, target_ms, judged_err)
+    return {"cases": cases, "gpu": state, "screened": False, "phases": _rounded(clock.seconds),
+            "timed_checks": checked, "fresh_inputs": _rule(rotations), **extra}
 
 
-def _screen(spec: OperatorSpec, candidate: torch.nn.Module, reference: torch.nn.Module,
-            inputs_by_case: dict[str, tuple], ratios: dict[str, float | None], compile_baseline: bool,
+def _rule(rotations: dict[str, FreshInputs]) -> str:
+    """How the timed calls got fresh inputs: swapped in place, or (a data-dependent case) alternated sets."""
+    return "swapped in place" if all(r.in_place for r in rotations.values()) else "alternated sets"
+
+
+def _screen(candidate: torch.nn.Module, reference: torch.nn.Module, rotations: dict[str, FreshInputs],
+            checks: dict[str, Any], ratios: dict[str, float | None], compile_baseline: bool,
             bar: float, clock: _Clock) -> dict[str, tuple[dict[str, Timing], dict[str, Any]]] | None:
     """Short interleaved timing of every case; the rows of a screened-out node, or None to time it in full."""
-    fns_by_case = {name: {"candidate": lambda m=candidate, a=inputs: m(*a),
-                          "eager": lambda m=reference, a=inputs: m(*a)} for name, inputs in inputs_by_case.items()}
+    fns_by_case = {name: {"candidate": lambda m=candidate, r=rot: m(*r.current()),
+                          "eager": lambda m=reference, r=rot: m(*r.current())} for name, rot in rotations.items()}
     with torch.no_grad():
         with clock.phase("warmup"):
             for fns in fns_by_case.values():
@@ -185,7 +210,9 @@ def _screen(spec: OperatorSpec, candidate: torch.nn.Module, reference: torch.nn.
                     fn()
             torch.cuda.synchronize()
         with exclusive_device(torch.cuda.current_device()) as waited, clock.phase("screening"):
-            timings = {name: interleaved_timings(fns, reps=SCREEN_REPS, warmup=2) for name, fns in fns_by_case.items()}
+            timings = {name: interleaved_timings(fns, reps=SCREEN_REPS, warmup=2, fresh=rotations[name],
+                                                 checks={"candidate": checks[name]})
+                       for name, fns in fns_by_case.items()}
     clock.add("lock_wait", waited)
     samples = {name: (t["candidate"].samples_ms, t["eager"].samples_ms) for name, t in timings.items()}
     optimistic, _ = screen_estimates(samples, {n: ratios[n] if compile_baseline else 1.0 for n in samples})

@@ -1,12 +1,21 @@
 """Device timing (DESIGN §4): warm-up, L2 flush before every repetition, CUDA events, medians and IQR,
-with candidate and baselines interleaved in one session so clock drift and thermal state cancel."""
+with candidate and baselines interleaved in one session so clock drift and thermal state cancel.
+
+Every call, timed or not, gets freshly written inputs (``fresh``, :mod:`evaluators.fresh_inputs`), and a
+random sample of the timed calls of each checked callable (one in every ``SAMPLE_BATCH`` repetitions, the
+repetition drawn from the OS's entropy after the fact) has its output checked against the reference for that
+call's inputs: a result remembered from an earlier call, or work left undone, fails the check instead of
+being timed as a win.
+"""
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import torch
 
@@ -21,6 +30,16 @@ HOST_LEAD_CYCLES = 200_000
 LEAD_MARGIN = 2.0
 MAX_LEAD_CYCLES = 40_000_000  # ~20 ms at 2 GHz: a call that needs more is host-bound whatever we do
 _FALLBACK_GPU_HZ = 2.0e9
+SAMPLE_BATCH = 16  # at least one checked timed call in every this many repetitions of a checked callable
+_ENTROPY = random.SystemRandom()  # not the process's seeded generators, which candidate code could read
+
+
+class Rewriter(Protocol):
+    def advance(self) -> int: ...
+
+
+# called with (the call's output, which input content it was given, the repetition); raises to reject
+OutputCheck = Callable[[Any, int, int], None]
 
 
 @dataclass
@@ -39,6 +58,8 @@ def interleaved_timings(
     max_reps: int = 500,
     warmup: int = 5,
     reps: int | None = None,
+    fresh: Rewriter | None = None,
+    checks: dict[str, OutputCheck] | None = None,
 ) -> dict[str, Timing]:
     """Time several zero-argument callables against each other on the current CUDA device.
 
@@ -46,28 +67,40 @@ def interleaved_timings(
     queued ahead of it, then times one call with CUDA events (device time, host launch cost excluded);
     the order of callables rotates every repetition so none always runs right after the flush. ``reps``
     fixes the repetitions (screening); otherwise they are chosen to fill ``target_ms_per_fn`` per callable.
+
+    ``fresh`` rewrites the inputs the callables read before every call (the rewrite runs before the flush
+    and the start event: it is never measured). ``checks`` names callables whose sampled timed outputs are
+    handed, with the content index ``fresh`` returned, to a check that raises to reject.
     """
+    advance = fresh.advance if fresh is not None else (lambda: 0)
+    checks = checks or {}
     flush = _flush_buffer()
     for fn in fns.values():
         for _ in range(warmup):
+            advance()
             fn()
     torch.cuda.synchronize()
-    host = {name: _host_seconds(fn) for name, fn in fns.items()}
+    host = {name: _host_seconds(fn, advance) for name, fn in fns.items()}
     lead = lead_cycles(max(host.values()), _gpu_hz())
     if reps is None:
-        reps = _choose_reps(fns, flush, target_ms_per_fn, min_reps, max_reps)
+        reps = _choose_reps(fns, flush, target_ms_per_fn, min_reps, max_reps, advance)
     names = list(fns)
+    sampled = {name: sample_reps(reps) for name in checks}
     events: dict[str, list[tuple[torch.cuda.Event, torch.cuda.Event]]] = {n: [] for n in names}
     for rep in range(reps):
         shift = rep % len(names)
         for name in names[shift:] + names[:shift]:
+            content = advance()
             flush.zero_()
             torch.cuda._sleep(lead)  # see HOST_LEAD_CYCLES
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            fns[name]()
+            result = fns[name]()
             end.record()
             events[name].append((start, end))
+            if name in checks and rep in sampled[name]:
+                checks[name](result, content, rep)
+            del result  # before the next rewrite: nothing of this call is alive in the next one's window
     torch.cuda.synchronize()
     out = {}
     for name, pairs in events.items():
@@ -81,10 +114,16 @@ def lead_cycles(host_seconds: float, gpu_hz: float) -> int:
     return int(min(MAX_LEAD_CYCLES, max(HOST_LEAD_CYCLES, LEAD_MARGIN * host_seconds * gpu_hz)))
 
 
-def _host_seconds(fn: Callable[[], object], calls: int = 3) -> float:
+def sample_reps(reps: int, batch: int = SAMPLE_BATCH) -> set[int]:
+    """One repetition drawn at random from every batch of ``batch`` (the last, partial batch included)."""
+    return {_ENTROPY.randrange(lo, min(lo + batch, reps)) for lo in range(0, reps, batch)}
+
+
+def _host_seconds(fn: Callable[[], object], advance: Callable[[], int], calls: int = 3) -> float:
     """Median host time to enqueue one call, each measured from an idle device."""
     spans = []
     for _ in range(calls):
+        advance()
         torch.cuda.synchronize()
         started = time.perf_counter()
         fn()
@@ -104,11 +143,14 @@ def _flush_buffer() -> torch.Tensor:
     return torch.empty(max(2 * l2, 64 << 20), dtype=torch.int8, device="cuda")
 
 
-def _choose_reps(fns: dict, flush: torch.Tensor, target_ms: float, lo: int, hi: int) -> int:
+def _choose_reps(fns: dict, flush: torch.Tensor, target_ms: float, lo: int, hi: int,
+                 advance: Callable[[], int]) -> int:
+    """Repetitions that fill about ``target_ms`` per callable, counting a round's rewrites and flushes."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     for _ in range(3):
         for fn in fns.values():
+            advance()
             flush.zero_()
             fn()
     end.record()

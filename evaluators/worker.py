@@ -162,9 +162,12 @@ def evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
             options = {"compile_baseline": bool(job.get("compile_baseline", True)), "peaks": job.get("peaks"),
                        "profile": bool(job.get("profile", True)), "ncu": bool(job.get("ncu", False)),
                        "baseline_dir": job.get("baseline_cache_dir"), "screen_below": job.get("screen_below"),
-                       "target_ms": float(job.get("target_ms", 150.0))}
+                       "target_ms": float(job.get("target_ms", 150.0)),
+                       "judged_err": {c.name: c.max_abs_err for c in cases if c.max_abs_err is not None}}
             status, reply = runner.request({"cmd": "time", **paths, "options": options}, max(timeout, 600.0),
                                            "timing")
+            if status == "ok" and reply.get("status", "ok") != "ok":  # a sampled timed output failed its check
+                status = reply["status"]
             if status != "ok":
                 return finish(EvaluationResult.failure(status, "timing: " + reply["reason"], **base))
             _apply_timings(result, reply["perf"])
@@ -240,6 +243,9 @@ def _apply_timings(result: EvaluationResult, perf: dict[str, Any]) -> None:
             result.extra[key] = perf[key]
     if perf.get("screened"):
         result.extra["screened"] = True
+    if "timed_checks" in perf:  # how many sampled timed outputs were checked, per case, and the input rule
+        result.extra["timed_checks"] = perf["timed_checks"]
+        result.extra["fresh_inputs"] = perf.get("fresh_inputs")
     first = result.cases[0] if result.cases else None  # production shapes come first in a spec
     if first is not None:
         result.roofline_fraction, result.bottleneck = first.fraction_of_floor, first.bottleneck

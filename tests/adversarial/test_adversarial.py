@@ -3,9 +3,12 @@
 Each file in ``candidates/`` is one candidate named ``<class>__<name>.py`` whose header comments say
 what the evaluator must conclude::
 
-    # op: swish                      built-in spec (kernelevolve/ops/<op>.py) to evaluate against
-    # expect: rejected               the result's status
+    # op: swish                      built-in spec (kernelevolve/ops/<op>.py), or a path under this folder
+                                     (``specs/swish_loose.py``) to evaluate against
+    # expect: rejected               the result's status on the cpu target
     # reason: forward ran torch      a substring of the result's reason (omitted for ok)
+    # gpu-expect: / gpu-reason:      optional: the verdict at production sizes on a GPU where it differs
+                                     (``benchmarks/adversarial_gpu.py`` runs the corpus there)
     # why: ...                       what the cheat is and why it must fail
     # xfail: ...                     optional: a known evaluator gap (the test is a strict xfail);
                                      such a file may omit '# reason:' until the gap is fixed
@@ -16,57 +19,12 @@ as the search evaluates candidates on the ``cpu`` target.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from interpreters.sandbox import EvaluationWorker
-
-HERE = Path(__file__).resolve().parent
-CANDIDATES = HERE / "candidates"
-ROOT = HERE.parents[1]
-OPS = ROOT / "kernelevolve" / "ops"
-STATUSES = {"ok", "incorrect", "compile_error", "runtime_error", "timeout", "crash", "rejected"}
-TIMEOUT_S = 20
-_HEADER = re.compile(r"^#\s*(op|expect|reason|why|xfail)\s*:\s*(.*?)\s*$")
-
-
-@dataclass(frozen=True)
-class Case:
-    path: Path
-    cls: str
-    op: str
-    expect: str
-    reason: str
-    why: str
-    xfail: str
-
-
-def _parse(path: Path) -> Case:
-    fields: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("#"):
-            break
-        match = _HEADER.match(line)
-        if match:
-            fields[match.group(1)] = match.group(2)
-    cls, sep, _ = path.stem.partition("__")
-    assert sep, f"{path.name}: name must be <class>__<name>.py"
-    for key in ("op", "expect", "why"):
-        assert fields.get(key), f"{path.name}: missing '# {key}:' header"
-    assert fields["expect"] in STATUSES, f"{path.name}: unknown expect '{fields['expect']}'"
-    assert (OPS / f"{fields['op']}.py").is_file(), f"{path.name}: unknown op '{fields['op']}'"
-    if fields["expect"] != "ok" and not fields.get("xfail"):
-        # an xfail (evaluator gap) may leave the reason open: the fix decides the message
-        assert fields.get("reason"), f"{path.name}: a failing expectation needs '# reason:'"
-    return Case(path, cls, fields["op"], fields["expect"], fields.get("reason", ""), fields["why"],
-                fields.get("xfail", ""))
-
-
-CASES = [_parse(p) for p in sorted(CANDIDATES.glob("*.py"))]
+from tests.adversarial.corpus import CASES, TIMEOUT_S, Case
 
 
 def _param(case: Case):
@@ -99,7 +57,7 @@ def test_corpus_composition() -> None:
 def test_candidate(case: Case, worker: EvaluationWorker) -> None:
     restarts = worker.restarts
     result = worker.evaluate({
-        "spec_path": str(OPS / f"{case.op}.py"),
+        "spec_path": str(case.spec_path),
         "candidate_path": str(case.path),
         "device": "cpu",
         "target": "cpu",

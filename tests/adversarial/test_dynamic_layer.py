@@ -19,7 +19,7 @@ CASES = [
     ("threads__threading", "swish", "rejected", "thread", "thread count around forward"),
     ("introspection__patch_guard_class", "swish", "rejected", "modified the evaluator's checking machinery",
      "integrity fingerprint"),
-    ("output_caching__memo_data_ptr", "swish", "incorrect", "fresh-input call", "refilled-input second call"),
+    ("output_caching__memo_data_ptr", "swish", "rejected", "result remembered across calls", "unwritten third call"),
     ("partial_write__first_half", "swish", "incorrect", "NaN where the reference has none", "NaN poisoning"),
 ]
 

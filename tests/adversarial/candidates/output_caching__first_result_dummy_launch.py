@@ -1,6 +1,6 @@
 # op: swish
-# expect: incorrect
-# reason: fresh-input call
+# expect: rejected
+# reason: result remembered across calls
 # why: returns the first call's cached output (keyed by shape) with a dummy launch each call; the fresh-input second call exposes it
 import torch
 import torch.nn as nn

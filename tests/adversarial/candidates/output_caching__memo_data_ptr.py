@@ -1,7 +1,7 @@
 # op: swish
-# expect: incorrect
-# reason: fresh-input call
-# why: memoises on the input's data_ptr/shape: never hit by the correctness protocol (every call gets a new tensor) but every timed repetition on a GPU reuses one input and skips the work
+# expect: rejected
+# reason: result remembered across calls
+# why: memoises on the input's data_ptr/shape: a timing loop that hands the same unwritten input again gets the stored output; the unwritten third call of the protocol returns it too, in the earlier output's storage
 import torch
 import torch.nn as nn
 import triton

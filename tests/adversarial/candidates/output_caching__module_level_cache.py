@@ -1,6 +1,6 @@
 # op: swish
-# expect: incorrect
-# reason: fresh-input call
+# expect: rejected
+# reason: result remembered across calls
 # why: a module-level dict (no 'global' statement needed to mutate it) caches the output by shape across calls and model instances
 import torch
 import torch.nn as nn

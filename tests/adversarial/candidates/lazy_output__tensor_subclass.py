@@ -1,0 +1,27 @@
+# op: swish
+# expect: rejected
+# reason: not a plain torch.Tensor
+# why: returns its output as a torch.Tensor subclass; a subclass can run its work when the output is first read (after the timer stopped), so any subclass is refused, even this one whose values are already computed
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _swish_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(y_ptr + offs, x * tl.sigmoid(x), mask=mask)
+
+
+class Deferred(torch.Tensor):
+    pass
+
+
+class TritonModel(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        _swish_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y.as_subclass(Deferred)
