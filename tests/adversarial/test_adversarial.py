@@ -44,7 +44,9 @@ def worker():
 def test_corpus_composition() -> None:
     cheats = [c for c in CASES if c.cls not in ("honest", "sandbox")]
     assert len(cheats) >= 30, f"only {len(cheats)} cheating candidates"
-    assert all(c.expect != "ok" for c in cheats), "a cheating candidate is expected to pass"
+    # a cheat that only pays when timed may pass on the cpu target (nothing is timed there), never on a GPU
+    assert all(c.gpu_expect != "ok" for c in cheats), "a cheating candidate is expected to pass on a GPU"
+    assert all(c.expect != "ok" or c.gpu_expect != c.expect for c in cheats)
     classes = Counter(c.cls for c in cheats)
     assert len(classes) >= 12, f"only {len(classes)} cheat classes: {sorted(classes)}"
     honest = [c for c in CASES if c.cls == "honest"]
