@@ -39,11 +39,12 @@ def evaluate(case: Case, hw: str, state_dir: str, timeout_s: float) -> dict:
     started = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "KE_STATE_DIR": state_dir},
                           cwd=ROOT, timeout=20 * timeout_s)
-    row = {"file": case.path.stem, "class": case.cls, "op": case.op, "expect": case.gpu_expect,
-           "expect_reason": case.gpu_reason, "seconds": round(time.monotonic() - started, 1), "rc": proc.returncode}
+    expect, reason = (case.expect, case.reason) if hw == "cpu" else (case.gpu_expect, case.gpu_reason)
+    row = {"file": case.path.stem, "class": case.cls, "op": case.op, "expect": expect, "expect_reason": reason,
+           "seconds": round(time.monotonic() - started, 1), "rc": proc.returncode}
     try:
-        result = json.loads(proc.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+        result = json.loads(proc.stdout[proc.stdout.index("{"):])
+    except ValueError:
         row.update(status="harness_error", reason=" ".join(proc.stderr.split())[-300:])
     else:
         row.update(status=result["status"], reason=result.get("reason", ""), fitness=result.get("fitness"),
@@ -51,7 +52,7 @@ def evaluate(case: Case, hw: str, state_dir: str, timeout_s: float) -> dict:
                    speedup_vs_compile=result.get("speedup_vs_compile"),
                    timed_checks=(result.get("extra") or {}).get("timed_checks"),
                    fresh_inputs=(result.get("extra") or {}).get("fresh_inputs"))
-    row["as_expected"] = row["status"] == case.gpu_expect and case.gpu_reason in row["reason"]
+    row["as_expected"] = row["status"] == expect and reason in row["reason"]
     return row
 
 
@@ -86,7 +87,7 @@ def main() -> int:
     import torch
     import triton
 
-    gpu = torch.cuda.get_device_name(0)
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu (Triton's interpreter)"
     hw = args.hw or ("h200" if "H200" in gpu else "h100")
     cases = [c for c in CASES if fnmatch.fnmatch(c.path.stem, args.only)]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
