@@ -5,6 +5,8 @@
 #   WAIT=500 bash benchmarks/x2_session.sh poll   # wait up to WAIT s, copy finished results to $OUT
 #   STOP=1 bash benchmarks/x2_session.sh poll     # also stop the sweep and tar its (resumable) state to $OUT
 #   SWEEP_ONLY=1 bash benchmarks/x2_session.sh start   # the any-op sweep alone (no throughput rounds)
+#   ADV=1 SWEEP_ONLY=1 BUDGET=4 CONC=8 bash benchmarks/x2_session.sh start   # the adversarial corpus through
+#     ke eval first (benchmarks/adversarial_gpu.py), then the any-op sweep at budget 4
 #   TP_ONLY=1 TP_PLAN="2:16 1:8 2:16 P:8" bash benchmarks/x2_session.sh start   # throughput runs alone
 #     (GPUS:SLOTS; P:SLOTS runs one separate search per GPU at the same time)
 # What it runs: a warm-up search over every GPU (so no measured set-up pays the cold Triton/Inductor caches),
@@ -45,19 +47,24 @@ run)
   fi
   touch "$tp/done"
   [ "${TP_ONLY:-0}" = 1 ] && { echo "rc 0" > "$work/sweep_done"; exit 0; }
+  if [ "${ADV:-0}" = 1 ]; then
+    python3 benchmarks/adversarial_gpu.py --jobs 8 --timeout 60 --out "$work/adversarial_$hw" > "$work/adv.log" 2>&1
+    echo "adversarial rc $?" >> "$tp/progress"
+  fi
   if [ -f .probe/anyop_state.tgz ] && [ ! -d "$state" ]; then tar -xzf .probe/anyop_state.tgz -C "$work"; fi
-  python3 benchmarks/any_op_sweep.py --hw $hw --budget 8 --concurrency ${CONC:-$((12 * gpus))} --state-dir "$state" \
+  python3 benchmarks/any_op_sweep.py --hw $hw --budget ${BUDGET:-8} --concurrency ${CONC:-$((12 * gpus))} --state-dir "$state" \
     --write "$work/any_op_$hw" > "$work/sweep.log" 2>&1
   echo "rc $?" > "$work/sweep_done" ;;
 poll)
   end=$((SECONDS + ${WAIT:-0}))
   while [ ! -f "$work/sweep_done" ] && [ $SECONDS -lt $end ]; do sleep 5; done
-  cp "$tp"/*.json "${OUT:?}/" 2>/dev/null; cat "$tp/progress" 2>/dev/null; tail -2 "$work/sweep.log" 2>/dev/null
+  cp "$tp"/*.json "$work"/adversarial_* "${OUT:?}/" 2>/dev/null; cat "$tp/progress" 2>/dev/null
+  tail -2 "$work/sweep.log" 2>/dev/null
   nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader
   if [ "${STOP:-0}" = 1 ] && [ ! -f "$work/sweep_done" ]; then
     pkill -f any_op_sweep.py; pkill -f kernelevolve.cli.main; sleep 8; pkill -9 -f kernelevolve
     tar -czf "$OUT/anyop_state.tgz" -C "$work" anyop
-    PYTHONPATH=/tmp/site python3 benchmarks/any_op_sweep.py --hw $hw --budget 8 --state-dir "$state" \
+    PYTHONPATH=/tmp/site python3 benchmarks/any_op_sweep.py --hw $hw --budget ${BUDGET:-8} --state-dir "$state" \
       --matrix-only --write "$OUT/any_op_${hw}_partial" > /dev/null 2>&1
   fi
   cp "$work"/any_op_$hw.* "$OUT/" 2>/dev/null; ls "$OUT" ;;

@@ -24,7 +24,14 @@ from evaluators.candidate import (
     plain_tensor_problem,
 )
 from evaluators.exactness import as_exact_as_reference, as_float64
-from evaluators.guard import ForwardGuard, install_launch_hooks, integrity_fingerprint, threads_started
+from evaluators.guard import (
+    HOST_READ,
+    ForwardGuard,
+    HostReadLimit,
+    install_launch_hooks,
+    integrity_fingerprint,
+    threads_started,
+)
 from evaluators.precision import needs_exact, precision_problem
 from evaluators.result import CaseResult
 from evaluators.spec import Case, OperatorSpec
@@ -150,6 +157,8 @@ def _guarded_call(model: torch.nn.Module, inputs: Case, case: str) -> tuple[list
             out = model(*inputs)
     except CandidateError:
         raise
+    except HostReadLimit as exc:
+        raise Rejected(f"case {case}: forward computed on the host: {HOST_READ} ({exc})") from None
     except Exception as exc:
         raise _classify_exception(exc, case) from None
     flat = flatten_outputs(out)

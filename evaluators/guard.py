@@ -48,6 +48,11 @@ ALLOWED_OPS = ALLOWED_OPS | {"full", "full_like", "new_full", "fill_"}
 # The cap keeps the host from doing the op's work a scalar at a time.
 HOST_READ = "_local_scalar_dense"
 MAX_HOST_READS = 8
+
+
+class HostReadLimit(Exception):
+    """Raised at the read past the cap, so a forward that computes a scalar at a time stops at once instead
+    of running (16M reads: minutes) until its phase times out."""
 INT_POISON = -1234567
 
 
@@ -222,6 +227,8 @@ class ForwardGuard(TorchDispatchMode):
                 self.launch_ops[name] += 1
             return out
         self.ops[op_name(func)] += 1
+        if self.ops[HOST_READ] > MAX_HOST_READS:
+            raise HostReadLimit(f"read more than {MAX_HOST_READS} scalars to the host; at most {MAX_HOST_READS}")
         if self.poison and func in _EMPTY and isinstance(out, torch.Tensor) and out.numel():
             if out.is_floating_point() or out.is_complex():
                 out.fill_(float("nan"))

@@ -1,6 +1,8 @@
 # op: swish
 # expect: rejected
 # reason: reaches module 'dataclasses.builtins'
+# gpu-expect: compile_error
+# gpu-reason: failed to import
 # why: runs exec through dataclasses.builtins (an allowed import re-exports builtins) to import os and read the environment: the static 'no exec / no os' rules are bypassed
 import torch
 import torch.nn as nn

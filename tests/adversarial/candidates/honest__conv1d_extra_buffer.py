@@ -1,6 +1,6 @@
 # op: conv1d
 # expect: ok
-# why: no nn.Conv1d: bare parameters named conv.weight / conv.bias (copied from the reference by name) plus an extra registered buffer the reference lacks; broadcast multiply-reduce instead of tl.dot
+# why: no nn.Conv1d: bare parameters named conv.weight / conv.bias (copied from the reference by name) plus an extra registered buffer the reference lacks; an IEEE-precision tl.dot
 import torch
 import torch.nn as nn
 import triton
@@ -25,8 +25,8 @@ def _conv1d_outer(x_ptr, w_ptr, b_ptr, scale_ptr, y_ptr, C_in, C_out, L, KSIZE: 
                         mask=ci_mask[:, None] & ((pos >= 0) & (pos < L))[None, :], other=0.0)
             w = tl.load(w_ptr + offs_co[:, None] * (C_in * KSIZE) + offs_ci[None, :] * KSIZE + k,
                         mask=co_mask[:, None] & ci_mask[None, :], other=0.0)
-            prod = w.to(x.dtype).to(tl.float32)[:, :, None] * x.to(tl.float32)[None, :, :]
-            acc += tl.sum(prod, axis=1)  # broadcast multiply-reduce, no tl.dot
+            # an IEEE fp32 dot: the broadcast multiply-reduce this file had missed the fp32 tolerance on an H100
+            acc = tl.dot(w.to(tl.float32), x.to(tl.float32), acc, input_precision="ieee")
     bias = tl.load(b_ptr + offs_co, mask=co_mask, other=0.0) * tl.load(scale_ptr + offs_co, mask=co_mask, other=0.0)
     acc += bias.to(y_ptr.dtype.element_ty).to(tl.float32)[:, None]
     y = y_ptr + pid_b * C_out * L + offs_co[:, None] * L + offs_l[None, :]

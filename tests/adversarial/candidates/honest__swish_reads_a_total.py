@@ -10,7 +10,7 @@ import triton.language as tl
 @triton.jit
 def _count_kernel(x_ptr, n_ptr, n, BLOCK: tl.constexpr):
     # a stand-in for a data-dependent total: the number of elements, counted on the device
-    total = 0
+    total = tl.zeros((), dtype=tl.int64)  # one type through the loop (the GPU compiler insists)
     for start in range(0, n, BLOCK):
         offs = start + tl.arange(0, BLOCK)
         total += tl.sum((offs < n).to(tl.int64), axis=0)

@@ -1,6 +1,8 @@
 # op: swish
 # expect: crash
 # reason: killed by SIGSEGV
+# gpu-expect: runtime_error
+# gpu-reason: illegal memory access
 # why: a kernel that loads 2**40 elements past the input without a mask: the interpreter dereferences it on the host and segfaults: the forked phase child dies (crash), the worker survives
 import torch
 import torch.nn as nn

@@ -1,6 +1,8 @@
 # op: swish
 # expect: incorrect
 # reason: has shape (2145,), expected (33, 65)
+# gpu-expect: incorrect
+# gpu-reason: has shape (16777216,), expected (4096, 4096)
 # why: returns the flat buffer instead of viewing it back to the input's shape
 import torch
 import torch.nn as nn
