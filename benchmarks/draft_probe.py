@@ -4,7 +4,11 @@ A quick look at what the lowering's first draft gives on a GPU before a whole sw
 each problem, the NVIDIA draft and variants of it (tunables rewritten, e.g. every ``*_TF32X3`` to 0 for IEEE
 dots) are checked against the eager reference on the production case (fixed tolerance, then the float64
 second opinion for fp32, as the judge does) and timed interleaved with eager and compile (L2 flushed,
-medians and IQRs: evaluators/timing.py). This is not the search: no screening, one case, one seed.
+medians and IQRs: evaluators/timing.py), each call on freshly written inputs as the evaluator times them
+(evaluators/fresh_inputs.py). This is not the search: no screening, one case, one seed.
+
+``--rule-ab`` also times every callable the old way, on one input reused unwritten, alternating the two
+rules over ``--rounds`` rounds in the same run: how much the fresh-input rule itself moves honest timings.
 
 Run (repo root, GPU host): ``PYTHONPATH=$PWD python3 benchmarks/draft_probe.py --only 'level1/0[1-4]*'
 --variant ieee:TF32X3=0 --extra old:DRAFTS --out probe.json``; ``--extra`` times drafts lowered elsewhere
@@ -54,16 +58,19 @@ def check(spec, reference, candidate, inputs) -> tuple[bool, float]:
     return ok, float(worst)
 
 
-def probe(path: Path, hw: str, variants: dict[str, dict[str, int]], extra: dict[str, Path] | None = None) -> dict:
+def probe(path: Path, hw: str, variants: dict[str, dict[str, int]], extra: dict[str, Path] | None = None,
+          rule_ab: bool = False, rounds: int = 2) -> dict:
     from evaluators.candidate import build_pair, load_candidate_class
+    from evaluators.correctness import FRESH_SEED_OFFSET, make_inputs
+    from evaluators.fresh_inputs import FreshInputs
     from evaluators.performance import static_compile
     from evaluators.spec import load_spec
-    from evaluators.timing import interleaved_timings
     from kernelevolve.lowering import lower_spec
 
     spec = load_spec(path)
     draft = lower_spec(path, hw)
-    inputs = spec.cases("prod", "cuda")["case0"]
+    inputs = make_inputs(spec, "prod", "cuda", 0)["case0"]
+    rotation = FreshInputs(inputs, make_inputs(spec, "prod", "cuda", FRESH_SEED_OFFSET)["case0"])
     fns, row = {}, {"problem": f"{path.parent.name}/{path.stem}", "variants": {}}
     reference = None
     with tempfile.TemporaryDirectory(prefix="ke-probe-") as tmp:
@@ -91,9 +98,10 @@ def probe(path: Path, hw: str, variants: dict[str, dict[str, int]], extra: dict[
         if reference is None:
             return row
         compiled = static_compile(reference, inputs)
-        with torch.no_grad():
-            timings = interleaved_timings({"eager": lambda: reference(*inputs),
-                                           "compile": lambda: compiled(*inputs), **fns})
+        every = {"eager": lambda: reference(*inputs), "compile": lambda: compiled(*inputs), **fns}
+        timings, by_rule = time_rules(every, rotation, rule_ab, rounds)
+    if rule_ab:
+        row["rule_ab"] = by_rule
     row["eager_ms"], row["compile_ms"] = timings["eager"].median_ms, timings["compile"].median_ms
     for name in fns:
         t = timings[name]
@@ -101,6 +109,32 @@ def probe(path: Path, hw: str, variants: dict[str, dict[str, int]], extra: dict[
                                      vs_eager=row["eager_ms"] / t.median_ms,
                                      vs_compile=row["compile_ms"] / t.median_ms)
     return row
+
+
+def time_rules(fns: dict, rotation, rule_ab: bool, rounds: int) -> tuple[dict, dict]:
+    """The fresh-input timings (the evaluator's rule), and with ``rule_ab`` each callable's median under both
+    rules, the rules alternating over ``rounds`` (which goes first alternates too)."""
+    import statistics
+
+    from evaluators.timing import interleaved_timings
+
+    samples: dict[str, dict[str, list[float]]] = {"fresh": {}, "reused": {}}
+    last = None
+    with torch.no_grad():
+        for r in range(rounds if rule_ab else 1):
+            order = ["fresh", "reused"] if r % 2 == 0 else ["reused", "fresh"]
+            for rule in order if rule_ab else ["fresh"]:
+                timings = interleaved_timings(fns, fresh=rotation if rule == "fresh" else None)
+                for name, t in timings.items():
+                    samples[rule].setdefault(name, []).extend(t.samples_ms)
+                if rule == "fresh":
+                    last = timings
+    by_rule = {}
+    if rule_ab:
+        for name in fns:
+            fresh, reused = statistics.median(samples["fresh"][name]), statistics.median(samples["reused"][name])
+            by_rule[name] = {"fresh_ms": fresh, "reused_ms": reused, "fresh_over_reused": fresh / reused}
+    return last, by_rule
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="NAME:DIR: also time DIR/levelN_stem.py (a draft lowered elsewhere) as variant NAME")
     parser.add_argument("--out", required=True)
     parser.add_argument("--deadline-s", type=float, default=1e9, help="stop starting problems after this")
+    parser.add_argument("--rule-ab", action="store_true", help="also time on one reused, unwritten input")
+    parser.add_argument("--rounds", type=int, default=2, help="alternations of the two rules (--rule-ab)")
     args = parser.parse_args(argv)
     from evaluators.numerics import configure_numerics
 
@@ -134,15 +170,16 @@ def main(argv: list[str] | None = None) -> int:
         if time.monotonic() - start > args.deadline_s:
             break
         try:
-            row = probe(path, args.hw, variants, extra)
+            row = probe(path, args.hw, variants, extra, args.rule_ab, args.rounds)
         except Exception as exc:  # noqa: BLE001
             row = {"problem": f"{path.parent.name}/{path.stem}", "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
         result["rows"].append(row)
         Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
         cells = " ".join(f"{n}={v.get('vs_compile', 0):.2f}x{'' if v.get('ok') else '(FAIL)'}"
                          for n, v in row.get("variants", {}).items())
+        ab = " ".join(f"{n}:{v['fresh_over_reused']:.3f}" for n, v in row.get("rule_ab", {}).items())
         print(f"{row['problem']}: eager {row.get('eager_ms', 0):.3f} ms compile {row.get('compile_ms', 0):.3f} ms "
-              f"{cells} {row.get('error', '')}", flush=True)
+              f"{cells} {row.get('error', '')}" + (f" fresh/reused {ab}" if ab else ""), flush=True)
     return 0
 
 
