@@ -6,6 +6,12 @@ functions read them from the module's globals at call time: calling ``get_inputs
 with those constants rebound to small values gives a consistent small case (a Linear's ``in_features`` still
 matches the input's last dim). A scaling is accepted only when the reference runs on it, built and called
 exactly as the judge will (constants restored), and its inputs and outputs stay under ``ELEMENT_CAP``.
+
+Only extents are scaled: batch, length, channels, features, spatial sizes. A structural constant (kernel size,
+stride, padding, dilation, groups, heads) is never changed, because the smaller case would be another problem
+(a dilated conv2d with kernel (5, 9) was once checked at (5, 8)). A constant is an extent when doubling it
+doubles some dimension of the inputs or of the reference's output (found on the meta device: no memory, no
+time); anything else is structural. A file that only a structural change would bring under the caps is refused.
 """
 
 from __future__ import annotations
@@ -62,16 +68,23 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
     produced = _count_elements(get_inputs)
     if produced <= ELEMENT_CAP:
         return None
-    constants = size_constants(module)
-    if not constants:
+    found = size_constants(module)
+    if not found:
         raise ShrinkError(f"get_inputs() builds {produced:,} elements (cap {ELEMENT_CAP:,}) and the file has no "
                           "module-level size constants to scale down")
+    constants, structural = split_extents(module, found, reference_cls, get_inputs, get_init_inputs)
+    kept = ", ".join(structural)
+    if not constants:
+        raise ShrinkError(f"get_inputs() builds {produced:,} elements (cap {ELEMENT_CAP:,}) and its only size "
+                          f"constants ({kept}) are structural; changing them would change the problem")
     small = {v for v in vars(module).values() if _is_int(v) and 0 < v <= KEEP_AT_MOST}  # groups, heads, strides
+    fixed = _ints(structural)  # structural values: never scaled, divisors the extents they divide must keep
+    fixed_divisors = fixed - _ints(constants)  # a value an extent shares is the extent's to scale
     reason = ""
     tried: list[dict[str, Any]] = []
     for target in TARGETS:
         for scale in SCALINGS:
-            mapping = _scaled_values(constants, small, target, scale)
+            mapping = _scaled_values(constants, small | fixed_divisors, target, scale, fixed_divisors)
             values = {name: (old, _apply(old, mapping)) for name, old in constants.items()}
             if values in tried or all(old == new for old, new in values.values()):
                 continue
@@ -81,13 +94,25 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
                 elements = _count_elements(get_inputs)
             if elements > ELEMENT_CAP:
                 continue
+            sizes = _meta_sizes(module, shrink, reference_cls, get_inputs, get_init_inputs)
+            if sizes is not None and sizes[1] > OUTPUT_CAP:  # known without running it for real
+                reason = reason or f"the reference's output has {sizes[1]:,} elements (cap {OUTPUT_CAP:,})"
+                continue
             failure = _trial(module, shrink, reference_cls, get_inputs, get_init_inputs)
             if failure is None:
                 return shrink
             reason = reason or failure  # the first failure, on the most faithful scaling, says most
+    greedy = _greedy(module, constants, fixed, tried, reference_cls, get_inputs, get_init_inputs)
+    if greedy is not None:
+        failure = _trial(module, greedy, reference_cls, get_inputs, get_init_inputs)
+        if failure is None:
+            return greedy
+        reason = reason or failure
     names = ", ".join(constants)
-    raise ShrinkError(f"get_inputs() builds {produced:,} elements (cap {ELEMENT_CAP:,}) and no scaling of its size "
-                      f"constants ({names}) runs the reference under the cap: {reason or 'all exceed it'}")
+    kept_note = f"; only its structural constants ({kept}) could, and changing them would change the problem" \
+        if kept else ""
+    raise ShrinkError(f"get_inputs() builds {produced:,} elements (cap {ELEMENT_CAP:,}) and no scaling of its extents "
+                      f"({names}) runs the reference under the cap: {reason or 'all exceed it'}{kept_note}")
 
 
 def size_constants(module: ModuleType) -> dict[str, Any]:
@@ -102,6 +127,120 @@ def size_constants(module: ModuleType) -> dict[str, Any]:
                 and any(v > KEEP_AT_MOST for v in value):
             found[name] = value
     return found
+
+
+def _ints(constants: dict[str, Any]) -> set[int]:
+    found: set[int] = set()
+    for value in constants.values():
+        found.update(value if isinstance(value, (tuple, list)) else [value])
+    return found
+
+
+def _greedy(module: ModuleType, constants: dict[str, Any], fixed: set[int], tried: list[dict[str, Any]],
+            reference_cls: type[torch.nn.Module], get_inputs: Callable[[], Any],
+            get_init_inputs: Callable[[], Any] | None) -> Shrink | None:
+    """When no uniform target fits, extents shrink one at a time: from the most faithful uniform scaling the
+    reference runs on, halve whichever extent removes most elements and keeps the case valid, until the inputs
+    and outputs fit. A dilated conv whose effective kernel is 81 wide needs its width, not its batch or
+    channels, kept near 64. Validity is checked on the meta device here (fast); the caller runs the result."""
+    starts = [{n: new for n, (_, new) in values.items()} for values in tried]
+    state = next((start for start in starts if _meta_sizes(module, _as_shrink(constants, start), reference_cls,
+                                                            get_inputs, get_init_inputs) is not None), None)
+    if state is None:
+        return None
+    while True:
+        sizes = _meta_sizes(module, _as_shrink(constants, state), reference_cls, get_inputs, get_init_inputs)
+        if sizes is not None and sizes[0] <= ELEMENT_CAP and sizes[1] <= OUTPUT_CAP:
+            return _as_shrink(constants, state)
+        best: tuple[int, dict[str, Any]] | None = None
+        for name in constants:
+            halved = {**state, name: _halve(constants[name], state[name], fixed)}
+            if halved[name] == state[name]:
+                continue
+            got = _meta_sizes(module, _as_shrink(constants, halved), reference_cls, get_inputs, get_init_inputs)
+            if got is not None and (best is None or sum(got) < best[0]):
+                best = (sum(got), halved)
+        if best is None:
+            return None
+        state = best[1]
+
+
+def _as_shrink(constants: dict[str, Any], state: dict[str, Any]) -> Shrink:
+    return Shrink({n: (constants[n], state[n]) for n in constants if state[n] != constants[n]})
+
+
+def _halve(production: Any, value: Any, fixed: set[int]) -> Any:
+    """Half of a test value, still a multiple of every fixed (structural) value that divides its production one."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(_halve(p, v, fixed) for p, v in zip(production, value, strict=True))
+    step = 1
+    for divisor in fixed:
+        if 0 < divisor <= production and production % divisor == 0:
+            step = math.lcm(step, divisor)
+    return max(step, value // 2 // step * step) if value > step else value
+
+
+def _meta_sizes(module: ModuleType, shrink: Shrink, reference_cls: type[torch.nn.Module],
+                get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None) -> tuple[int, int] | None:
+    """(input elements, output elements) of the case on the meta device; None if the reference rejects it."""
+    try:
+        with torch.random.fork_rng(devices=[]), torch.device("meta"), torch.no_grad():
+            with rebound(module, shrink):
+                init = list(get_init_inputs()) if get_init_inputs else []
+                inputs = get_inputs()
+            reference = reference_cls(*init).eval()
+            return _elements(inputs), _elements([reference(*case) for case in _case_list(inputs)])
+    except Exception:  # noqa: BLE001 - invalid at these sizes (or no meta kernel): not a step to take
+        return None
+
+
+def split_extents(module: ModuleType, constants: dict[str, Any], reference_cls: type[torch.nn.Module],
+                  get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(extents, structural constants): an extent is a constant whose doubling doubles a dimension of the
+    inputs or of the reference's output. Where the reference cannot run on the meta device, only the inputs'
+    dimensions are looked at (a constant the inputs do not show is then kept: never a wrong problem)."""
+    base = _meta_shapes(module, None, reference_cls, get_inputs, get_init_inputs)
+    extents, structural = {}, {}
+    for name, value in constants.items():
+        doubled = type(value)(2 * v for v in value) if isinstance(value, (tuple, list)) else 2 * value
+        probe = _meta_shapes(module, Shrink({name: (value, doubled)}), reference_cls, get_inputs, get_init_inputs)
+        grows = base is not None and probe is not None and _some_dim_doubles(base, probe)
+        (extents if grows else structural)[name] = value
+    return extents, structural
+
+
+def _meta_shapes(module: ModuleType, shrink: Shrink | None, reference_cls: type[torch.nn.Module],
+                 get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None) -> list[int] | None:
+    """Every input dimension, then every output dimension (when the reference runs on meta), in order."""
+    try:
+        with torch.random.fork_rng(devices=[]), torch.device("meta"), rebound(module, shrink):
+            init = list(get_init_inputs()) if get_init_inputs else []
+            inputs = get_inputs()
+    except Exception:  # noqa: BLE001 - this rebinding breaks the file's own arithmetic: no answer
+        return None
+    dims = _dims(inputs)
+    try:
+        with torch.device("meta"), torch.no_grad():
+            reference = reference_cls(*init).eval()
+            dims += _dims([reference(*case) for case in _case_list(inputs)])
+    except Exception:  # noqa: BLE001 - no meta kernel for some op: the inputs alone decide
+        pass
+    return dims
+
+
+def _dims(value: Any) -> list[int]:
+    if isinstance(value, torch.Tensor):
+        return list(value.shape)
+    if isinstance(value, dict):
+        return [d for v in value.values() for d in _dims(v)]
+    if isinstance(value, (list, tuple)):
+        return [d for v in value for d in _dims(v)]
+    return []
+
+
+def _some_dim_doubles(base: list[int], probe: list[int]) -> bool:
+    return any(new == 2 * old and old > 0 for old, new in zip(base, probe, strict=False))
 
 
 # --- scalings: each maps one size to its test value given the target and the values already mapped ---------
@@ -133,15 +272,17 @@ SCALINGS: tuple[Callable[[int, int, dict[int, int]], int], ...] = (
 
 
 def _scaled_values(constants: dict[str, Any], small: set[int], target: int,
-                   scale: Callable[[int, int, dict[int, int]], int]) -> dict[int, int]:
+                   scale: Callable[[int, int, dict[int, int]], int], fixed: frozenset[int] | set[int] = frozenset(),
+                   ) -> dict[int, int]:
     """Every int among the constants -> its test value, smallest first (larger ones may depend on them);
-    ``small`` are the module's kept ints, divisors that the sizes they divide must keep."""
+    ``small`` are the module's kept ints, divisors that the sizes they divide must keep; ``fixed`` values
+    (structural constants') map to themselves."""
     everything: set[int] = set(small)
     for value in constants.values():
         everything.update(value if isinstance(value, (tuple, list)) else [value])
     mapped: dict[int, int] = {}
     for value in sorted(v for v in everything if v > 0):
-        mapped[value] = value if value <= KEEP_AT_MOST else scale(value, target, mapped)
+        mapped[value] = value if value <= KEEP_AT_MOST or value in fixed else scale(value, target, mapped)
     return mapped
 
 

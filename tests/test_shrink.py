@@ -22,7 +22,9 @@ CANDIDATES = Path(__file__).parent / "sandbox_candidates"
 def test_large_file_gets_a_consistent_shrunk_test_case() -> None:
     spec = load_spec(SPECS / "kernelbench_big_linear_conv.py")
     shrunk = spec.shrunk
-    assert set(shrunk) == {"batch_size", "in_channels", "out_channels", "height", "width", "hidden"}
+    # out_channels shapes neither the input nor the output (the conv is pooled and flattened into the linear
+    # layer): an extent cannot be told from a structural constant there, so it is kept as written
+    assert set(shrunk) == {"batch_size", "in_channels", "height", "width", "hidden"}
     assert all(new < old for old, new in shrunk.values()), shrunk
     assert "groups" not in shrunk and "kernel_size" not in shrunk  # small ints are never changed
     (x,) = spec.cases("test")["case0"]
@@ -37,6 +39,30 @@ def test_large_file_gets_a_consistent_shrunk_test_case() -> None:
     # production stays as written: constants restored, prod init args and shapes untouched
     assert spec.module.batch_size == 512 and spec.init_args() == [48, 96, 3, 96, 96, 4096, 3]
     assert tuple(spec.cases("prod", "meta")["case0"][0].shape) == (512, 48, 96, 96)
+
+
+def test_a_dilated_asymmetric_conv_keeps_every_structural_constant() -> None:
+    """Kernel (5, 9), stride (1, 2), padding (12, 20), dilation (3, 10): all above the never-changed small ints,
+    all structural. Only extents shrink; the width stays wide enough for the 81-wide dilated kernel."""
+    spec = load_spec(SPECS / "kernelbench_dilated_asymmetric_conv.py")
+    shrunk = spec.shrunk
+    assert shrunk and set(shrunk) <= {"batch_size", "in_channels", "out_channels", "height", "width"}, shrunk
+    init = spec.init_args("test")
+    assert init[2:] == [(5, 9), (1, 2), (12, 20), (3, 10)]
+    (x,) = spec.cases("test")["case0"]
+    assert x.numel() <= ELEMENT_CAP
+    with torch.no_grad():
+        out = spec.reference_cls(*init).eval()(x)
+    assert out.numel() > 0 and spec.init_args() == [32, 64, (5, 9), (1, 2), (12, 20), (3, 10)]
+
+
+def test_only_a_structural_change_would_fit_so_it_is_refused_in_one_line() -> None:
+    spec = load_spec(SPECS / "kernelbench_structural_only.py")
+    with pytest.raises(SpecError) as err:
+        spec.cases("test")
+    message = str(err.value)
+    assert "cannot be shrunk" in message and "\n" not in message
+    assert "only its structural constants (kernel_size, stride) could" in message
 
 
 def test_planning_leaves_the_seeded_inputs_unchanged() -> None:
