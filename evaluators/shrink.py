@@ -73,6 +73,9 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
         raise ShrinkError(f"get_inputs() builds {produced:,} elements (cap {ELEMENT_CAP:,}) and the file has no "
                           "module-level size constants to scale down")
     constants, structural = split_extents(module, found, reference_cls, get_inputs, get_init_inputs)
+    for name, value in list(structural.items()):  # one size under two names (num_classes, the logits' width;
+        if _ints({name: value}) <= _ints(constants):  # groups = channels of a depthwise conv) shrinks as one
+            constants[name] = structural.pop(name)
     kept = ", ".join(structural)
     if not constants:
         raise ShrinkError(f"get_inputs() builds {produced:,} elements (cap {ELEMENT_CAP:,}) and its only size "
@@ -139,40 +142,46 @@ def _ints(constants: dict[str, Any]) -> set[int]:
 def _greedy(module: ModuleType, constants: dict[str, Any], fixed: set[int], tried: list[dict[str, Any]],
             reference_cls: type[torch.nn.Module], get_inputs: Callable[[], Any],
             get_init_inputs: Callable[[], Any] | None) -> Shrink | None:
-    """When no uniform target fits, extents shrink one at a time: from the most faithful uniform scaling the
-    reference runs on, halve whichever extent removes most elements and keeps the case valid, until the inputs
-    and outputs fit. A dilated conv whose effective kernel is 81 wide needs its width, not its batch or
-    channels, kept near 64. Validity is checked on the meta device here (fast); the caller runs the result."""
-    starts = [{n: new for n, (_, new) in values.items()} for values in tried]
+    """When no uniform target fits, extents shrink one size at a time: from the most faithful uniform scaling
+    the reference runs on, halve whichever size removes most elements and keeps the case valid, until the
+    inputs and outputs fit. A dilated conv whose effective kernel is 81 wide needs its width, not its batch or
+    channels, kept near 64. Sizes are values (a value under two names shrinks as one); validity is checked on
+    the meta device here (fast), and the caller runs the result for real."""
+    production = sorted(v for v in _ints(constants) if v > KEEP_AT_MOST)
+    starts = [{v: _apply(v, _value_map(values)) for v in production} for values in tried]
     state = next((start for start in starts if _meta_sizes(module, _as_shrink(constants, start), reference_cls,
                                                             get_inputs, get_init_inputs) is not None), None)
-    if state is None:
-        return None
-    while True:
+    while state is not None:
         sizes = _meta_sizes(module, _as_shrink(constants, state), reference_cls, get_inputs, get_init_inputs)
         if sizes is not None and sizes[0] <= ELEMENT_CAP and sizes[1] <= OUTPUT_CAP:
             return _as_shrink(constants, state)
-        best: tuple[int, dict[str, Any]] | None = None
-        for name in constants:
-            halved = {**state, name: _halve(constants[name], state[name], fixed)}
-            if halved[name] == state[name]:
-                continue
-            got = _meta_sizes(module, _as_shrink(constants, halved), reference_cls, get_inputs, get_init_inputs)
-            if got is not None and (best is None or sum(got) < best[0]):
-                best = (sum(got), halved)
-        if best is None:
-            return None
-        state = best[1]
+        best: tuple[int, dict[int, int]] | None = None
+        for value in production:  # a divisor kept where one divides it, else plain halving: the meta run decides
+            for smaller in {_halve(value, state[value], fixed), max(1, state[value] // 2)} - {state[value]}:
+                halved = {**state, value: smaller}
+                got = _meta_sizes(module, _as_shrink(constants, halved), reference_cls, get_inputs, get_init_inputs)
+                if got is not None and (best is None or sum(got) < best[0]):
+                    best = (sum(got), halved)
+        state = best[1] if best is not None else None
+    return None
 
 
-def _as_shrink(constants: dict[str, Any], state: dict[str, Any]) -> Shrink:
-    return Shrink({n: (constants[n], state[n]) for n in constants if state[n] != constants[n]})
+def _value_map(values: dict[str, tuple[Any, Any]]) -> dict[int, int]:
+    """production int -> test int, read off a uniform scaling's {name: (production, test)}."""
+    mapping: dict[int, int] = {}
+    for old, new in values.values():
+        pairs = zip(old, new, strict=True) if isinstance(old, (tuple, list)) else [(old, new)]
+        mapping.update(pairs)
+    return mapping
 
 
-def _halve(production: Any, value: Any, fixed: set[int]) -> Any:
-    """Half of a test value, still a multiple of every fixed (structural) value that divides its production one."""
-    if isinstance(value, (tuple, list)):
-        return type(value)(_halve(p, v, fixed) for p, v in zip(production, value, strict=True))
+def _as_shrink(constants: dict[str, Any], state: dict[int, int]) -> Shrink:
+    values = {name: (old, _apply(old, state)) for name, old in constants.items()}
+    return Shrink({name: pair for name, pair in values.items() if pair[0] != pair[1]})
+
+
+def _halve(production: int, value: int, fixed: set[int]) -> int:
+    """Half of a test size, still a multiple of every fixed (structural) value that divides its production one."""
     step = 1
     for divisor in fixed:
         if 0 < divisor <= production and production % divisor == 0:

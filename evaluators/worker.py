@@ -52,9 +52,34 @@ def main() -> None:
             result = evaluate(job, judge)
         except Exception as exc:  # the harness itself failed: report it, stay alive
             result = EvaluationResult.failure("crash", f"evaluator error: {type(exc).__name__}: {exc}")
+        if result.status in ("crash", "timeout", "runtime_error") and not fork_server_alive(judge.server_pid):
+            # its candidate processes died with it: not the candidate's verdict (the pool restarts this worker)
+            result = EvaluationResult.failure("crash", "evaluator error: the fork server that starts candidate "
+                                                       f"processes died ({result.reason[:120]})")
         protocol.write(json.dumps({"id": job.get("id"), "result": result.to_dict()}) + "\n")
         if judge.fatal:  # a device fault while reading a candidate's memory: this context is unusable
             sys.exit(1)
+
+
+def fork_server_pid() -> int | None:
+    from multiprocessing import forkserver
+
+    return getattr(forkserver._forkserver, "_forkserver_pid", None)
+
+
+def fork_server_alive(pid: int | None) -> bool:
+    """Whether the fork server ``pid`` (the one the last candidate process came from) still runs: a zombie, a
+    missing process or a replaced one is dead. Read from /proc, not waited on: reaping it here would break
+    multiprocessing's own restart of it."""
+    if pid is None:
+        return True
+    if pid != fork_server_pid():
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return not Path("/proc").is_dir()  # no /proc (not Linux): cannot tell, assume alive
+    return state not in ("Z", "X")
 
 
 class _Judge:
@@ -62,6 +87,7 @@ class _Judge:
 
     def __init__(self) -> None:
         self.fatal = False
+        self.server_pid: int | None = None  # the fork server the last evaluation's candidate process came from
         self._caches: dict[str, Any] = {}
         self._specs: dict[str, Any] = {}
 
@@ -132,6 +158,7 @@ def evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
                 res.extra["violations"] = [str(v) for v in violations]
                 return finish(res)
         phases["static"] = time.monotonic() - t0
+        judge.server_pid = fork_server_pid()  # before take(): starting the next spare may replace a dead server
         runner = _SPARE.take(device, job.get("memory_limit_mb"))
         phases["start"] = runner.start_s  # the wait for a process started ahead (candidate_runner.SpareRunner)
         phases["spawn_ahead"] = runner.spawn_s  # its own start-up, mostly overlapped with the last evaluation

@@ -30,7 +30,7 @@ import structlog
 from evaluators import EVALUATOR_VERSION
 from evaluators.identity import source_hash
 from evaluators.result import EvaluationResult
-from interpreters.pools import EvaluationRequest, PoolSet
+from interpreters.pools import EvaluationRequest, HarnessFailure, PoolSet
 from interpreters.targets import get_target
 from kernelevolve.errors import RunFailed
 from kernelevolve.generation import GenerationPool, GenerationTask
@@ -50,6 +50,7 @@ log = structlog.get_logger("kernelevolve.orchestrator")
 ProgressFn = Callable[[Node, int, int, Node | None], None]
 MAX_REGENERATIONS = 3
 MAX_TRANSIENT = 5
+MAX_HARNESS = 3  # evaluator failures in a row (each after the pool's own restarts) before a run stops
 SCREEN_FRACTION = 0.8  # screening skips full timing only when even an optimistic estimate is below 80% of the best
 
 
@@ -130,6 +131,7 @@ class RunDriver:
         self.spec_name = self.cfg.spec_path.rsplit("/", 1)[-1] or f"{run.op}.py"
         self.vendor = get_target(run.hw).vendor
         self.transient_failures = 0
+        self.harness_failures = 0  # nodes in a row the evaluator itself failed on (not stored, not charged)
         self.seen = {n.candidate_hash for n in stored}
         self.next_index = len(stored) + 1
         self.started = time.monotonic()
@@ -233,7 +235,7 @@ class RunDriver:
                                             result.to_dict())
         node_id = self.graph.count() + 1
         analysis = str(exp.proposal.meta.get("analysis") or "")
-        self.transient_failures = 0
+        self.transient_failures = self.harness_failures = 0
         node = persist_node(self.store, self.objects, self.run, self.operator.name, node_id, exp.parent,
                             exp.proposal, exp.digest, result, also=remember,
                             overview=lambda n: overview_markdown(n, result, exp.memory, analysis))
@@ -254,6 +256,17 @@ class RunDriver:
         log.warning("operator_unavailable", run_id=self.run.run_id, error=error, in_a_row=self.transient_failures)
         if self.transient_failures >= MAX_TRANSIENT:
             self.failure = f"operator failed {self.transient_failures} times in a row, last: {error}"
+
+    def harness_failed(self, exp: Expansion, error: str) -> None:
+        """The evaluator (not the candidate) failed on this node after the pool's restarts and retries: the
+        node is dropped unstored, so no budget is spent on it; after ``MAX_HARNESS`` in a row the run stops as
+        failed with that one line, resumable once the host is fixed."""
+        self.view.pending.pop(exp.index, None)
+        self.harness_failures += 1
+        log.error("evaluator_failed", run_id=self.run.run_id, error=error, in_a_row=self.harness_failures)
+        if self.harness_failures >= MAX_HARNESS:
+            self.failure = f"the evaluator failed on {self.harness_failures} nodes in a row (not the kernels' " \
+                           f"fault; the budget is not spent, resume when fixed): {error}"
 
     def exhausted(self, exp: Expansion, error: str) -> None:
         """The operator has nothing new left: stop dispatching and let the nodes in flight finish; the run
@@ -344,7 +357,12 @@ class Orchestrator:
                 return
             inflight[self.pools.submit(request)] = ("evaluate", exp)
             return
-        driver.apply(exp, future.result())
+        try:
+            result = future.result()
+        except HarnessFailure as exc:
+            driver.harness_failed(exp, str(exc))
+            return
+        driver.apply(exp, result)
 
 
 def complete(driver: RunDriver, pools: PoolSet) -> RunRecord:

@@ -23,8 +23,8 @@ def test_large_file_gets_a_consistent_shrunk_test_case() -> None:
     spec = load_spec(SPECS / "kernelbench_big_linear_conv.py")
     shrunk = spec.shrunk
     # out_channels shapes neither the input nor the output (the conv is pooled and flattened into the linear
-    # layer): an extent cannot be told from a structural constant there, so it is kept as written
-    assert set(shrunk) == {"batch_size", "in_channels", "height", "width", "hidden"}
+    # layer), but it shares its value with height and width, which are extents: one size, shrunk as one
+    assert set(shrunk) == {"batch_size", "in_channels", "out_channels", "height", "width", "hidden"}
     assert all(new < old for old, new in shrunk.values()), shrunk
     assert "groups" not in shrunk and "kernel_size" not in shrunk  # small ints are never changed
     (x,) = spec.cases("test")["case0"]

@@ -1,0 +1,161 @@
+"""A failure of the evaluator's own machinery is never a kernel's verdict and never spends the budget: the pool
+restarts the slot and retries; a node the evaluator keeps failing on is dropped unstored, and after three
+such nodes in a row the run stops as failed, with one line, resumable (issue #28)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evaluators.result import EvaluationResult
+from interpreters import pools
+from interpreters.pools import EvaluationRequest, HarnessFailure, SlotPool
+
+HARNESS = "evaluator error: FileNotFoundError: [Errno 2] No such file or directory: '/scratch/specs/x/op.py'"
+
+
+class FlakySlot:
+    """Fails as the harness ``failures[0]`` times in all (shared count), then answers ok."""
+
+    def __init__(self, failures: list[int], made: list[int], raise_os: bool = False) -> None:
+        self.failures, self.raise_os = failures, raise_os
+        made.append(1)
+
+    def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
+        if self.failures[0] > 0:
+            self.failures[0] -= 1
+            if self.raise_os:
+                raise FileNotFoundError(2, "No such file or directory", "/scratch/cand_x.py")
+            return EvaluationResult.failure("crash", HARNESS)
+        return EvaluationResult(status="ok", fitness=1.0)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture(autouse=True)
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pools, "PRESSURE_BACKOFF_S", (0.0, 0.0))
+
+
+def _pool(failures: int, raise_os: bool = False) -> tuple[SlotPool, list[int]]:
+    made: list[int] = []
+    left = [failures]
+    return SlotPool(lambda: FlakySlot(left, made, raise_os), 1, retries=3, name="cpu"), made
+
+
+@pytest.mark.parametrize("raise_os", [False, True], ids=["evaluator-error-result", "oserror-in-slot"])
+def test_a_harness_failure_restarts_the_slot_and_retries(raise_os: bool) -> None:
+    pool, made = _pool(2, raise_os)
+    try:
+        result = pool.submit(EvaluationRequest("cpu", False, "swish.py", "", "src")).result()
+    finally:
+        pool.close()
+    assert result.status == "ok"
+    assert len(made) == 3  # the slot was replaced after each failure
+
+
+def test_a_node_the_harness_always_fails_raises_instead_of_a_verdict() -> None:
+    pool, made = _pool(100)
+    try:
+        future = pool.submit(EvaluationRequest("cpu", False, "swish.py", "", "src"))
+        with pytest.raises(HarnessFailure, match="the evaluator failed 4 times on one node in pool cpu"):
+            future.result()
+    finally:
+        pool.close()
+    assert len(made) == 4
+
+
+def test_a_candidates_own_crash_is_still_its_verdict() -> None:
+    made: list[int] = []
+
+    class Crashing(FlakySlot):
+        def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
+            return EvaluationResult.failure("crash", "candidate phase process was killed by SIGSEGV without a result")
+
+    pool = SlotPool(lambda: Crashing([0], made), 1, retries=3, name="cpu")
+    try:
+        result = pool.submit(EvaluationRequest("cpu", False, "swish.py", "", "src")).result()
+    finally:
+        pool.close()
+    assert result.status == "crash" and len(made) == 1
+
+
+def _search(state: Path, budget: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "kernelevolve.cli.main", "search", "--op", "swish", "--hw", "cpu",
+                             "--budget", str(budget), "--executor", "local", "--json", "--state-dir", str(state)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _nodes(state: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in (state / "artifacts" / "runs").glob("*/nodes/*/evaluation.json")]
+
+
+def test_deleting_the_scratch_folder_during_a_search_loses_no_node(tmp_path: Path) -> None:
+    state, budget = tmp_path / "state", 4
+    search = _search(state, budget)
+    deadline = time.monotonic() + 240
+    while not _nodes(state) and time.monotonic() < deadline and search.poll() is None:
+        time.sleep(0.5)
+    shutil.rmtree(state / "scratch", ignore_errors=True)  # specs, candidates and baselines of the live workers
+    out, err = search.communicate(timeout=400)
+    assert search.returncode == 0, err[-2000:]
+    summary = json.loads(out)
+    nodes = _nodes(state)
+    assert summary["nodes"] == budget == len(nodes)
+    assert not [n for n in nodes if n["reason"].startswith("evaluator error")], [n["reason"] for n in nodes]
+
+
+def _descendants(root: int) -> list[int]:
+    """Every live process below ``root`` (read from /proc: no psutil here)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            pid, rest = stat.read_text().split(" ", 1)
+            ppid = int(rest.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(pid))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_killing_the_fork_server_during_a_search_loses_no_node(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    state, budget = tmp_path / "state", 4
+    search = _search(state, budget)
+    deadline = time.monotonic() + 240
+    while not _nodes(state) and time.monotonic() < deadline and search.poll() is None:
+        time.sleep(0.5)
+    servers = [p for p in _descendants(search.pid) if "multiprocessing.forkserver" in _cmdline(p)]
+    assert servers, "no fork server found under the search"
+    for pid in servers:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    out, err = search.communicate(timeout=400)
+    assert search.returncode == 0, err[-2000:]
+    nodes = _nodes(state)
+    assert json.loads(out)["nodes"] == budget == len(nodes)
+    charged = [n["reason"] for n in nodes if n["status"] != "ok"]
+    assert not charged, charged  # an honest lowered swish: any failure here is the harness's
