@@ -87,10 +87,24 @@ def test_a_candidates_own_crash_is_still_its_verdict() -> None:
     assert result.status == "crash" and len(made) == 1
 
 
-def _search(state: Path, budget: int) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "kernelevolve.cli.main", "search", "--op", "swish", "--hw", "cpu",
-                             "--budget", str(budget), "--executor", "local", "--json", "--state-dir", str(state)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _search_past_its_first_node(state: Path, budget: int) -> subprocess.Popen:
+    """A real ``ke search`` (local executor, cpu), returned once its first node is stored."""
+    search = subprocess.Popen([sys.executable, "-m", "kernelevolve.cli.main", "search", "--op", "swish", "--hw",
+                               "cpu", "--budget", str(budget), "--executor", "local", "--json", "--state-dir",
+                               str(state)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while not _nodes(state) and time.monotonic() < deadline and search.poll() is None:
+        time.sleep(0.5)
+    return search
+
+
+def _finished_without_loss(search: subprocess.Popen, state: Path, budget: int) -> list[dict]:
+    """The search's stored nodes, after checking it completed with every node of its budget."""
+    out, err = search.communicate(timeout=400)
+    assert search.returncode == 0, err[-2000:]
+    nodes = _nodes(state)
+    assert json.loads(out)["nodes"] == budget == len(nodes)
+    return nodes
 
 
 def _nodes(state: Path) -> list[dict]:
@@ -99,16 +113,9 @@ def _nodes(state: Path) -> list[dict]:
 
 def test_deleting_the_scratch_folder_during_a_search_loses_no_node(tmp_path: Path) -> None:
     state, budget = tmp_path / "state", 4
-    search = _search(state, budget)
-    deadline = time.monotonic() + 240
-    while not _nodes(state) and time.monotonic() < deadline and search.poll() is None:
-        time.sleep(0.5)
+    search = _search_past_its_first_node(state, budget)
     shutil.rmtree(state / "scratch", ignore_errors=True)  # specs, candidates and baselines of the live workers
-    out, err = search.communicate(timeout=400)
-    assert search.returncode == 0, err[-2000:]
-    summary = json.loads(out)
-    nodes = _nodes(state)
-    assert summary["nodes"] == budget == len(nodes)
+    nodes = _finished_without_loss(search, state, budget)
     assert not [n for n in nodes if n["reason"].startswith("evaluator error")], [n["reason"] for n in nodes]
 
 
@@ -142,10 +149,7 @@ def test_killing_the_fork_server_during_a_search_loses_no_node(tmp_path: Path) -
     import signal
 
     state, budget = tmp_path / "state", 4
-    search = _search(state, budget)
-    deadline = time.monotonic() + 240
-    while not _nodes(state) and time.monotonic() < deadline and search.poll() is None:
-        time.sleep(0.5)
+    search = _search_past_its_first_node(state, budget)
     servers = [p for p in _descendants(search.pid) if "multiprocessing.forkserver" in _cmdline(p)]
     assert servers, "no fork server found under the search"
     for pid in servers:
@@ -153,9 +157,6 @@ def test_killing_the_fork_server_during_a_search_loses_no_node(tmp_path: Path) -
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    out, err = search.communicate(timeout=400)
-    assert search.returncode == 0, err[-2000:]
-    nodes = _nodes(state)
-    assert json.loads(out)["nodes"] == budget == len(nodes)
+    nodes = _finished_without_loss(search, state, budget)
     charged = [n["reason"] for n in nodes if n["status"] != "ok"]
     assert not charged, charged  # an honest lowered swish: any failure here is the harness's
