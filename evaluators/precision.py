@@ -5,8 +5,8 @@ KernelBench's 1e-2, a kernel that computes an fp32 op in fp16, bf16 or TF32 pass
 and is timed as a win over an fp32 baseline; and where the true output is smaller than the tolerance, a
 kernel that writes zeros (or any constant) passes too. Both are reward hacks in the field's write-ups.
 
-How: the relative L2 error of each fp32 output against the reference is measured first (one pass, no
-float64 copy). Below ``FREE`` (about 80 fp32 ulps) nothing more is asked. Above it, the reference is run in
+How: the relative L2 error of each fp32 output against the reference is measured first (in float64, a
+chunk at a time: never a float64 copy of a whole output). Below ``FREE`` (about 80 fp32 ulps) nothing more is asked. Above it, the reference is run in
 float64 (:mod:`evaluators.exactness`) and the candidate passes only if its own error against that exact
 result is at most ``RATIO`` times the reference's own, plus ``FLOOR_ULPS`` fp32 ulps of the exact output's
 norm. A long reduction summed in another order stays well inside (the two errors are of one size); fp16
@@ -16,6 +16,8 @@ small but not zero (relative error 1). A reference that cannot run in float64 ge
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 FREE = 1e-5
@@ -24,20 +26,27 @@ FLOOR_ULPS = 8.0
 _EPS32 = float(torch.finfo(torch.float32).eps)
 
 
-def _norm(t: torch.Tensor) -> float:
-    return float(torch.linalg.vector_norm(t, dtype=torch.float64))
+CHUNK = 1 << 24  # elements at a time: no float64 copy of a whole multi-GB output (issue #28)
+
+
+def _chunks(*tensors: torch.Tensor):  # noqa: ANN202 - a generator of same-range flat slices
+    flats = [t.reshape(-1) for t in tensors]
+    for start in range(0, flats[0].numel(), CHUNK):
+        yield [f[start:start + CHUNK] for f in flats]
 
 
 def relative_error(got: torch.Tensor, expected: torch.Tensor) -> float:
     """||got - expected|| / ||expected|| over the elements where the expected value is finite."""
     got = got.to(expected.device)
-    finite = torch.isfinite(expected)
-    zero = torch.zeros((), dtype=expected.dtype, device=expected.device)
-    diff = _norm(torch.where(finite, got - expected, zero))
-    scale = _norm(torch.where(finite, expected, zero))
-    if scale == 0.0:
-        return 0.0 if diff == 0.0 else float("inf")
-    return diff / scale
+    diff2 = scale2 = 0.0
+    for g, e in _chunks(got, expected):
+        finite = torch.isfinite(e)
+        e64 = e[finite].double()
+        diff2 += float(((g[finite].double() - e64) ** 2).sum())
+        scale2 += float((e64 ** 2).sum())
+    if scale2 == 0.0:
+        return 0.0 if diff2 == 0.0 else float("inf")
+    return math.sqrt(diff2 / scale2)
 
 
 def needs_exact(got: list[torch.Tensor], expected: list[torch.Tensor]) -> bool:
@@ -51,13 +60,14 @@ def precision_problem(got: list[torch.Tensor], expected: list[torch.Tensor], exa
     for i, (g, e, x) in enumerate(zip(got, expected, exact, strict=False)):
         if e.dtype != torch.float32 or not e.numel() or x.shape != e.shape or relative_error(g, e) <= FREE:
             continue
-        x = x.to(e.device)
-        finite = torch.isfinite(e) & torch.isfinite(x)
-        zero = torch.zeros((), dtype=torch.float64, device=e.device)
-        x64 = torch.where(finite, x.double(), zero)
-        mine = _norm(torch.where(finite, g.to(e.device).double(), zero) - x64)
-        own = _norm(torch.where(finite, e.double(), zero) - x64)
-        scale = _norm(x64)
+        mine2 = own2 = scale2 = 0.0
+        for gc, ec, xc in _chunks(g.to(e.device), e, x.to(e.device)):
+            finite = torch.isfinite(ec) & torch.isfinite(xc)
+            x64 = xc[finite].double()
+            mine2 += float(((gc[finite].double() - x64) ** 2).sum())
+            own2 += float(((ec[finite].double() - x64) ** 2).sum())
+            scale2 += float((x64 ** 2).sum())
+        mine, own, scale = math.sqrt(mine2), math.sqrt(own2), math.sqrt(scale2)
         if mine <= RATIO * own + FLOOR_ULPS * _EPS32 * scale:
             continue
         rel = mine / scale if scale else float("inf")
