@@ -5,14 +5,14 @@ KernelBench's 1e-2, a kernel that computes an fp32 op in fp16, bf16 or TF32 pass
 and is timed as a win over an fp32 baseline; and where the true output is smaller than the tolerance, a
 kernel that writes zeros (or any constant) passes too. Both are reward hacks in the field's write-ups.
 
-How: the relative L2 error of each fp32 output against the reference is measured first (in float64, a
-chunk at a time: never a float64 copy of a whole output). Below ``FREE`` (about 80 fp32 ulps) nothing more is
-asked. Above it, the reference is run in float64 (:mod:`evaluators.exactness`) and the candidate passes only if its own error against that exact
-result is at most ``RATIO`` times the reference's own, plus ``FLOOR_ULPS`` fp32 ulps of the exact output's
-norm. A long reduction summed in another order stays well inside (the two errors are of one size); fp16
-arithmetic (~2^-11 relative, about 60x ``FREE``) does not, nor does a zero output where the true one is
-small but not zero (relative error 1). A reference that cannot run in float64 gets no second opinion.
-"""
+How: the relative L2 error of each fp32 output against the reference is measured first (in float64, a chunk at
+a time: never a float64 copy of a whole output). Below ``FREE`` (about 80 fp32 ulps) nothing more is asked.
+Above it, the reference is run in float64 (:mod:`evaluators.exactness`) and the candidate passes only if its
+own error against that exact result is at most ``RATIO`` times the reference's own, plus ``FLOOR_ULPS`` fp32
+ulps of the exact output's norm. A long reduction summed in another order stays well inside (the two errors
+are of one size); fp16 arithmetic (~2^-11 relative, about 60x ``FREE``) does not, nor does a zero output where
+the true one is small but not zero (relative error 1). A reference that cannot run in float64 gets no second
+opinion. """
 
 from __future__ import annotations
 
