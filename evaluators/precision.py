@@ -12,7 +12,8 @@ own error against that exact result is at most ``RATIO`` times the reference's o
 ulps of the exact output's norm. A long reduction summed in another order stays well inside (the two errors
 are of one size); fp16 arithmetic (~2^-11 relative, about 60x ``FREE``) does not, nor does a zero output where
 the true one is small but not zero (relative error 1). A reference that cannot run in float64 gets no second
-opinion. """
+opinion.
+"""
 
 from __future__ import annotations
 
