@@ -204,8 +204,8 @@ class SlotPool:
             harness = harness_failure(result)
             if harness is not None:
                 last = harness
-                log.warning("pool %s: %s (attempt %d); restarting the slot and retrying", self.name, harness[:160],
-                            attempt + 1)
+                log.info("pool %s: %s (attempt %d); restarting the slot and retrying", self.name, harness[:160],
+                         attempt + 1)  # info: a run that stops for it says so in one line (orchestrator)
                 self._discard(slot)
                 self._free.put(None)
                 continue

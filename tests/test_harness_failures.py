@@ -160,3 +160,25 @@ def test_killing_the_fork_server_during_a_search_loses_no_node(tmp_path: Path) -
     nodes = _finished_without_loss(search, state, budget)
     charged = [n["reason"] for n in nodes if n["status"] != "ok"]
     assert not charged, charged  # an honest lowered swish: any failure here is the harness's
+
+
+def test_a_broken_harness_stops_the_run_in_one_line_unspent_and_resumable(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "scratch").write_text("")  # a file where the workers' scratch folder must go: every node fails
+    base = [sys.executable, "-m", "kernelevolve.cli.main", "search", "--executor", "local", "--json",
+            "--state-dir", str(state)]
+    broken = subprocess.run([*base, "--op", "swish", "--hw", "cpu", "--budget", "2"], capture_output=True,
+                            text=True, timeout=300)
+    assert broken.returncode == 1
+    lines = broken.stderr.strip().splitlines()
+    assert len(lines) == 1 and "the evaluator failed on 3 nodes in a row" in lines[0], broken.stderr
+    assert "NotADirectoryError" in lines[0] and not _nodes(state)  # no node stored: no budget spent
+    runs = subprocess.run([sys.executable, "-m", "kernelevolve.cli.main", "runs", "--json", "--state-dir",
+                           str(state)], capture_output=True, text=True, timeout=120)
+    (run,) = json.loads(runs.stdout)["runs"]
+    assert run["status"] == "failed"
+    (state / "scratch").unlink()  # the host is fixed
+    resumed = subprocess.run([*base, "--resume", run["run_id"]], capture_output=True, text=True, timeout=400)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads(resumed.stdout)["nodes"] == 2 == len(_nodes(state))
