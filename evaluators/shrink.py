@@ -74,7 +74,8 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
                           "module-level size constants to scale down")
     constants, structural = split_extents(module, found, reference_cls, get_inputs, get_init_inputs)
     for name, value in list(structural.items()):  # one size under two names (num_classes, the logits' width;
-        if _ints({name: value}) <= _ints(constants):  # groups = channels of a depthwise conv) shrinks as one
+        large = {v for v in _ints({name: value}) if v > KEEP_AT_MOST}  # groups = channels of a depthwise conv;
+        if large <= _ints(constants):  # a bias shaped (channels, 1, 1)) shrinks as one
             constants[name] = structural.pop(name)
     kept = ", ".join(structural)
     if not constants:
