@@ -130,14 +130,19 @@ def refill(targets: Case, sources: Case) -> Case:
     structure, else the fresh case itself. Data-dependent ops (jagged lengths drawn per seed) change sizes or
     scalar arguments between seeds; reusing the buffers is then impossible, and new objects already defeat
     a cache keyed on identity."""
-    same = len(targets) == len(sources) and all(_same_structure(t, s) for t, s in zip(targets, sources, strict=False))
-    if not same:
+    if not same_structure(targets, sources):
         return sources
     with torch.no_grad():
         for target, source in zip(targets, sources, strict=True):
             if isinstance(target, torch.Tensor):
                 target.copy_(source)
     return targets
+
+
+def same_structure(targets: Case, sources: Case) -> bool:
+    """Whether ``sources`` can be copied into ``targets`` in place: same arity, tensors of one shape and dtype,
+    other arguments equal (refill, and the timing's input swap: evaluators/fresh_inputs.py)."""
+    return len(targets) == len(sources) and all(_same_structure(t, s) for t, s in zip(targets, sources, strict=False))
 
 
 def _same_structure(target: Any, source: Any) -> bool:

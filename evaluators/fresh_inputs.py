@@ -25,6 +25,8 @@ from typing import Any
 
 import torch
 
+from evaluators.correctness import same_structure
+
 CHUNK_BYTES = 64 << 20  # the swap's scratch: bounded, whatever the input size
 
 
@@ -34,8 +36,7 @@ class FreshInputs:
     def __init__(self, working: tuple[Any, ...], other: tuple[Any, ...]) -> None:
         self.working, self.other = working, other
         self.content = 0  # which content ``current()`` holds: 0 the timing seed's, 1 the fresh seed's
-        self.in_place = len(working) == len(other) and all(_swappable(a, b) for a, b in zip(working, other,
-                                                                                                strict=False))
+        self.in_place = same_structure(working, other)  # the correctness protocol's own refill test
         pairs = [(a, b) for a, b in zip(working, other, strict=False) if isinstance(a, torch.Tensor)]
         self._pairs = pairs if self.in_place else []
         self._largest = max((a.numel() * a.element_size() for a, _ in self._pairs), default=0)
@@ -64,16 +65,6 @@ class FreshInputs:
     def close(self) -> None:
         """Free the scratch (the pairs stay: a closed rotation can still swap, through a clone)."""
         self._scratch, self._largest = None, 0
-
-
-def _swappable(a: Any, b: Any) -> bool:
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
-                and a.dtype == b.dtype and a.device == b.device)
-    try:
-        return bool(a == b)
-    except Exception:  # noqa: BLE001 - lists of tensors and the like: not swappable in place
-        return False
 
 
 def _swap(a: torch.Tensor, b: torch.Tensor, scratch: torch.Tensor | None) -> None:

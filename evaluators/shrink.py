@@ -190,18 +190,30 @@ def _halve(production: int, value: int, fixed: set[int]) -> int:
     return max(step, value // 2 // step * step) if value > step else value
 
 
+def _meta_run(module: ModuleType, shrink: Shrink | None, reference_cls: type[torch.nn.Module],
+              get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None) -> tuple[Any, Any]:
+    """(inputs, the reference's outputs or None) of the case on the meta device: no memory, no time. None for
+    the inputs when the rebinding breaks the file's own arithmetic; None for the outputs when the reference
+    rejects the case (or has no meta kernel for some op)."""
+    try:
+        with torch.random.fork_rng(devices=[]), torch.device("meta"), rebound(module, shrink):
+            init = list(get_init_inputs()) if get_init_inputs else []
+            inputs = get_inputs()
+    except Exception:  # noqa: BLE001
+        return None, None
+    try:
+        with torch.device("meta"), torch.no_grad():
+            reference = reference_cls(*init).eval()
+            return inputs, [reference(*case) for case in _case_list(inputs)]
+    except Exception:  # noqa: BLE001
+        return inputs, None
+
+
 def _meta_sizes(module: ModuleType, shrink: Shrink, reference_cls: type[torch.nn.Module],
                 get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None) -> tuple[int, int] | None:
     """(input elements, output elements) of the case on the meta device; None if the reference rejects it."""
-    try:
-        with torch.random.fork_rng(devices=[]), torch.device("meta"), torch.no_grad():
-            with rebound(module, shrink):
-                init = list(get_init_inputs()) if get_init_inputs else []
-                inputs = get_inputs()
-            reference = reference_cls(*init).eval()
-            return _elements(inputs), _elements([reference(*case) for case in _case_list(inputs)])
-    except Exception:  # noqa: BLE001 - invalid at these sizes (or no meta kernel): not a step to take
-        return None
+    inputs, outputs = _meta_run(module, shrink, reference_cls, get_inputs, get_init_inputs)
+    return None if outputs is None else (_elements(inputs), _elements(outputs))
 
 
 def split_extents(module: ModuleType, constants: dict[str, Any], reference_cls: type[torch.nn.Module],
@@ -223,20 +235,8 @@ def split_extents(module: ModuleType, constants: dict[str, Any], reference_cls: 
 def _meta_shapes(module: ModuleType, shrink: Shrink | None, reference_cls: type[torch.nn.Module],
                  get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None) -> list[int] | None:
     """Every input dimension, then every output dimension (when the reference runs on meta), in order."""
-    try:
-        with torch.random.fork_rng(devices=[]), torch.device("meta"), rebound(module, shrink):
-            init = list(get_init_inputs()) if get_init_inputs else []
-            inputs = get_inputs()
-    except Exception:  # noqa: BLE001 - this rebinding breaks the file's own arithmetic: no answer
-        return None
-    dims = _dims(inputs)
-    try:
-        with torch.device("meta"), torch.no_grad():
-            reference = reference_cls(*init).eval()
-            dims += _dims([reference(*case) for case in _case_list(inputs)])
-    except Exception:  # noqa: BLE001 - no meta kernel for some op: the inputs alone decide
-        pass
-    return dims
+    inputs, outputs = _meta_run(module, shrink, reference_cls, get_inputs, get_init_inputs)
+    return None if inputs is None else _dims(inputs) + (_dims(outputs) if outputs is not None else [])
 
 
 def _dims(value: Any) -> list[int]:
