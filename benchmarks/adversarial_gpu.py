@@ -90,8 +90,9 @@ def main() -> int:
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu (Triton's interpreter)"
     hw = args.hw or ("h200" if "H200" in gpu else "h100")
     cases = [c for c in CASES if fnmatch.fnmatch(c.path.stem, args.only)]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=ROOT).stdout.strip() or "unknown"
+    # KE_COMMIT from the caller: a device's copy of the tree can carry a stale git HEAD
+    git_head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    commit = os.environ.get("KE_COMMIT") or git_head.stdout.strip() or "unknown"
     meta = {"gpu": gpu, "hw": hw, "torch": torch.__version__, "triton": triton.__version__,
             "date": datetime.date.today().isoformat(), "commit": commit, "host": platform.node(),
             "command": "python3 benchmarks/adversarial_gpu.py " + " ".join(sys.argv[1:])}

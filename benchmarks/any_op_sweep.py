@@ -15,6 +15,7 @@ import argparse
 import datetime as dt
 import fnmatch
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -166,7 +167,9 @@ def main() -> None:
         proc = subprocess.run(command, cwd=ROOT)
         print(f"campaign exited {proc.returncode}", file=sys.stderr)
     rows = matrix(args.state_dir, files)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    # KE_COMMIT from the caller: a device's copy of the tree can carry a stale git HEAD
+    commit = os.environ.get("KE_COMMIT") or subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                                                           capture_output=True, text=True).stdout
     report = {"hw": args.hw, "budget": args.budget, "date": dt.datetime.now(dt.timezone.utc).isoformat("T", "seconds"),
               "commit": commit.strip(), "seconds": time.time() - started,
               "command": "python3 benchmarks/any_op_sweep.py " + " ".join(sys.argv[1:]),

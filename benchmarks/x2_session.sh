@@ -7,6 +7,8 @@
 #   SWEEP_ONLY=1 bash benchmarks/x2_session.sh start   # the any-op sweep alone (no throughput rounds)
 #   ADV=1 SWEEP_ONLY=1 BUDGET=4 CONC=8 bash benchmarks/x2_session.sh start   # the adversarial corpus through
 #     ke eval first (benchmarks/adversarial_gpu.py), then the any-op sweep at budget 4
+#   ONLY='level3/*' ... start   # the sweep over some problems only (any_op_sweep.py --only)
+#   KE_COMMIT=<sha> ... start   # the commit the result files name (a device copy's git HEAD can be stale)
 #   TP_ONLY=1 TP_PLAN="2:16 1:8 2:16 P:8" bash benchmarks/x2_session.sh start   # throughput runs alone
 #     (GPUS:SLOTS; P:SLOTS runs one separate search per GPU at the same time)
 # What it runs: a warm-up search over every GPU (so no measured set-up pays the cold Triton/Inductor caches),
@@ -19,8 +21,12 @@ hw=h100; nvidia-smi -L 2>/dev/null | grep -q H200 && hw=h200
 case "${1:-}" in
 start)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  mkdir -p "$tp"; nvidia-smi --query-gpu=index,name,driver_version --format=csv
-  SWEEP_ONLY=${SWEEP_ONLY:-0} setsid nohup bash "$0" run > "$work/run.log" 2>&1 < /dev/null &
+  mkdir -p "$tp" "$work/src"; nvidia-smi --query-gpu=index,name,driver_version --format=csv
+  # run from a snapshot: every later device call copies the working tree again, which must not change the code
+  # under a running sweep (its fork servers and workers import it afresh)
+  tar --exclude=./.git --exclude=./.whl -cf - . | tar -xf - -C "$work/src"
+  (cd "$work/src" && SWEEP_ONLY=${SWEEP_ONLY:-0} setsid nohup bash benchmarks/x2_session.sh run > "$work/run.log" 2>&1 \
+    < /dev/null &)
   echo "started" ;;
 run)
   export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
@@ -53,7 +59,7 @@ run)
   fi
   if [ -f .probe/anyop_state.tgz ] && [ ! -d "$state" ]; then tar -xzf .probe/anyop_state.tgz -C "$work"; fi
   python3 benchmarks/any_op_sweep.py --hw $hw --budget ${BUDGET:-8} --concurrency ${CONC:-$((12 * gpus))} --state-dir "$state" \
-    --write "$work/any_op_$hw" > "$work/sweep.log" 2>&1
+    ${ONLY:+--only "$ONLY"} --write "$work/any_op_$hw" > "$work/sweep.log" 2>&1
   echo "rc $?" > "$work/sweep_done" ;;
 poll)
   end=$((SECONDS + ${WAIT:-0}))
