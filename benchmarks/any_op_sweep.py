@@ -67,11 +67,13 @@ def matrix(state_dir: Path, files: list[Path]) -> list[dict[str, Any]]:
     paths = resolve_state(str(state_dir), None)
     meta, objects = MetadataStore(paths.db_path), ObjectStore(paths.store_url)
     runs = {}
-    for run in meta.list_runs():  # newest first: the first run of a spec path is its latest
-        runs.setdefault(run.op_path, run)
+    # newest first: the first run of a problem is its latest. Matched on levelN/file, not the whole path: a state
+    # made on a device (from a snapshot of the tree elsewhere) is read back here
+    for run in meta.list_runs():
+        runs.setdefault(Path(run.op_path).parts[-2:], run)
     rows = []
     for f in files:
-        run = runs.get(str(f))
+        run = runs.get(f.parts[-2:])
         row = coverage_row(meta, objects, Problem(f"{f.parent.name}/{f.stem}", f.parent.name), run)
         if run is not None and run.status == "failed" and not row["correct"]:
             row.update(status="failed", reason=str((run.config or {}).get("failure", "")))

@@ -71,7 +71,7 @@ poll)
     pkill -f any_op_sweep.py; pkill -f kernelevolve.cli.main; sleep 8; pkill -9 -f kernelevolve
     tar -czf "$OUT/anyop_state.tgz" -C "$work" anyop
     PYTHONPATH=/tmp/site python3 benchmarks/any_op_sweep.py --hw $hw --budget ${BUDGET:-8} --state-dir "$state" \
-      --matrix-only --write "$OUT/any_op_${hw}_partial" > /dev/null 2>&1
+      ${ONLY:+--only "$ONLY"} --matrix-only --write "$OUT/any_op_${hw}_partial" > /dev/null 2>&1
   fi
   cp "$work"/any_op_$hw.* "$OUT/" 2>/dev/null; ls "$OUT" ;;
 *) echo "usage: $0 start|poll (run: what start detaches)" >&2; exit 2 ;;
