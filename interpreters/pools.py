@@ -237,6 +237,13 @@ class SlotPool:
             log.debug("closing a lost slot failed: %s", exc)
 
     def close(self) -> None:
+        """Stop every slot. A request still running may retry, but gets no new slot: one made now would outlive
+        the pool (a worker process, or a Ray actor, which would even start a new local Ray after ray.shutdown)."""
+
+        def closed() -> Slot:
+            raise RuntimeError(f"pool {self.name} is closed")
+
+        self._make_slot = closed
         self._threads.shutdown(wait=False, cancel_futures=True)
         with self._lock:
             slots, self._slots = self._slots, []

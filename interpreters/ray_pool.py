@@ -15,7 +15,9 @@ from __future__ import annotations
 import logging
 import math
 import os
+import signal
 import socket
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -147,14 +149,32 @@ def connect(address: str | None, offer: dict[str, int], namespace: str = "kernel
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         root = str(Path(__file__).resolve().parent.parent)
         runtime_env = {"env_vars": {"PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}}
-        if address:
-            ray.init(address=address, namespace=namespace, log_to_driver=False, logging_level=logging.WARNING,
-                     runtime_env=runtime_env)
-        else:
-            ray.init(resources={resource_name(t): n for t, n in offer.items()}, namespace=namespace,
-                     include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING,
-                     runtime_env=runtime_env)
+        handlers = _signal_handlers()
+        try:
+            if address:
+                ray.init(address=address, namespace=namespace, log_to_driver=False, logging_level=logging.WARNING,
+                         runtime_env=runtime_env)
+            else:
+                ray.init(resources={resource_name(t): n for t, n in offer.items()}, namespace=namespace,
+                         include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING,
+                         runtime_env=runtime_env)
+        finally:
+            _restore_signal_handlers(handlers)
     return ray.cluster_resources()
+
+
+def _signal_handlers() -> dict[int, Any]:
+    return {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore_signal_handlers(handlers: dict[int, Any]) -> None:
+    """``ray.init`` sets SIGTERM to exit the process at once; the caller's handler (``ke`` turns SIGTERM into an
+    interrupt, so that runs are marked and pools closed) must stay in charge."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # only the main thread may set handlers (and ray.init sets none elsewhere)
+    for signum, handler in handlers.items():
+        if handler is not None and signal.getsignal(signum) is not handler:
+            signal.signal(signum, handler)
 
 
 def offered_targets(resources: dict[str, float]) -> dict[str, int]:

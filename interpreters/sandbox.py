@@ -3,6 +3,9 @@
 Candidates are untrusted, so the worker gets no API keys and no store credentials, and every job has a
 deadline here as well as inside the worker: if the worker itself wedges or dies, it is killed and
 restarted and the job is reported as a crash instead of stopping the search.
+
+The worker dies with the process that started it (Linux: its parent-death signal, see :func:`worker_command`), and
+its fork server and candidate processes die with it, so a stopped or killed ``ke`` leaves no evaluation behind.
 """
 
 from __future__ import annotations
@@ -25,6 +28,29 @@ _SECRET = re.compile(r"(KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL|SESSION)", re.I)
 _DROP_PREFIXES = ("AWS_", "ANTHROPIC_", "OPENAI_", "KE_S3_", "KE_STORE", "GOOGLE_", "AZURE_", "HF_")
 STARTUP_TIMEOUT_S = 180.0
 BACKSTOP_S = 60.0
+_PR_SET_PDEATHSIG = 1
+
+# The worker's first step, before it becomes ``python -m evaluators.worker`` by exec (which keeps the setting): die
+# by SIGKILL when the starting thread's process dies; if it died before prctl, exit (nobody reads our answers).
+_BOOT = f"""\
+import ctypes, os, signal, sys
+ctypes.CDLL(None).prctl({_PR_SET_PDEATHSIG}, signal.SIGKILL)
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(1)
+os.execv(sys.executable, [sys.executable, "-m", "evaluators.worker"])
+"""
+
+
+def worker_command() -> list[str]:
+    """The worker's command line; on Linux through a boot step that ties its life to this process.
+
+    Why: a worker busy with an evaluation notices that its parent is gone only when it next reads stdin, which
+    may be minutes later (and until then it and its candidates hold the device's memory); a ``ke`` killed by
+    SIGKILL (``timeout -s KILL``, the OOM killer) runs no cleanup at all. The setting belongs to the *thread* that
+    starts the worker: the pools start workers from their own threads, which live as long as the pool."""
+    if not sys.platform.startswith("linux"):
+        return [sys.executable, "-m", "evaluators.worker"]
+    return [sys.executable, "-c", _BOOT, str(os.getpid())]
 
 
 def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -45,18 +71,22 @@ class EvaluationWorker:
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._ids = itertools.count(1)
         self.restarts = 0
+        self._closed = False
+        self._lock = threading.Lock()  # close() may come from another thread while a pool thread starts the worker
 
     def start(self) -> None:
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "evaluators.worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, env=self._env, start_new_session=True,
-        )
-        self._lines = queue.Queue()
-        threading.Thread(target=self._pump, args=(self._proc, self._lines), daemon=True).start()
+        with self._lock:
+            if self._closed:  # a pool closed under a running request: never start a worker nobody will stop
+                raise RuntimeError("evaluation worker is closed")
+            self._proc = subprocess.Popen(
+                worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                text=True, env=self._env, start_new_session=True,
+            )
+            self._lines = queue.Queue()
+            threading.Thread(target=self._pump, args=(self._proc, self._lines), daemon=True).start()
         hello = self._read(STARTUP_TIMEOUT_S)
         if hello is None or not json.loads(hello).get("ready"):
-            self.close()
+            self._stop()
             raise RuntimeError("evaluation worker failed to start (is torch/triton importable?)")
 
     @staticmethod
@@ -75,14 +105,16 @@ class EvaluationWorker:
     def evaluate(self, job: dict[str, Any]) -> EvaluationResult:
         if self._proc is None or self._proc.poll() is not None:
             self.start()
-        assert self._proc is not None and self._proc.stdin is not None
+        proc = self._proc
+        if proc is None or proc.stdin is None:  # closed from another thread since start()
+            raise RuntimeError("evaluation worker is closed")
         job = {**job, "id": next(self._ids)}
         timeout = float(job.get("timeout_s", 120))
         # candidate phase + judge + timing each have their own deadline inside the worker
         backstop = timeout + max(timeout, 300.0) + (max(timeout, 600.0) if job.get("device", "cpu") != "cpu" else 0)
         try:
-            self._proc.stdin.write(json.dumps(job) + "\n")
-            self._proc.stdin.flush()
+            proc.stdin.write(json.dumps(job) + "\n")
+            proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self._restart()
             return EvaluationResult.failure("crash", "evaluation worker died before the job was sent")
@@ -96,11 +128,18 @@ class EvaluationWorker:
                 return EvaluationResult.from_dict(reply["result"])
 
     def _restart(self) -> None:
-        self.close()
+        self._stop()
         self.restarts += 1
 
     def close(self) -> None:
-        proc, self._proc = self._proc, None
+        """Kill the worker (its whole session) for good: a later evaluate() raises instead of starting one."""
+        with self._lock:
+            self._closed = True
+        self._stop()
+
+    def _stop(self) -> None:
+        with self._lock:
+            proc, self._proc = self._proc, None
         if proc is None:
             return
         try:

@@ -43,10 +43,16 @@ class Execution:
     _shutdown: Callable[[], None] | None = None
 
     def close(self) -> None:
-        self.pools.close()
-        self.generation.close()
-        if self._shutdown:
-            self._shutdown()
+        """Pools, then generation, then Ray; each step runs even if one before it fails, so that an interrupted run
+        never leaves worker processes or a private Ray cluster behind."""
+        try:
+            self.pools.close()
+        finally:
+            try:
+                self.generation.close()
+            finally:
+                if self._shutdown:
+                    self._shutdown()
 
 
 def check_executor(kind: str, ray_address: str | None) -> None:

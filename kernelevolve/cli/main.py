@@ -10,7 +10,7 @@ import traceback
 
 import click
 
-from kernelevolve import __version__
+from kernelevolve import __version__, interrupts
 from kernelevolve.cli.aten_cmd import aten_sweep_cmd
 from kernelevolve.cli.campaign_cmd import campaign_cmd
 from kernelevolve.cli.eval_cmd import eval_cmd
@@ -42,6 +42,13 @@ def _fail(message: str, code: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; SIGTERM and SIGHUP interrupt it as Ctrl-C does (:mod:`kernelevolve.interrupts`). Without
+    ``argv`` this is the ``ke`` process itself, which a second signal (or a stuck cleanup) may end at once."""
+    with interrupts.handled(process=argv is None):
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         cli.main(args=argv, prog_name="ke", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -96,18 +96,19 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
         # Join (or start) the executor before anything is written: an unreachable cluster is bad input.
         execution = open_execution(executor, ray_address, [target.name], concurrency,
                                    resolve_state(state_dir, store_url).scratch)
-        try:
+        try:  # an interrupt (SIGINT, SIGTERM, SIGHUP) from here on still stops the pools and a private Ray
             paths, meta, objects = open_state(state_dir, store_url, create=True)
+            cfg = SearchConfig(op=spec.name, spec_path=str(spec.path), hw=target.name, strategy=strategy,
+                               budget=budget, seed=seed, operator=operator_name, drafts=drafts,
+                               timeout_s=timeout_s, time_limit_s=time_limit,
+                               simulate=simulate or target.always_simulated, concurrency=concurrency,
+                               executor=executor, reuse=not no_reuse, model=model, max_cost=max_cost,
+                               code_roots=roots)
+            run = new_run(meta, objects, cfg, spec.path.read_text(encoding="utf-8"), reuse=not no_reuse,
+                          shrunk=shrunk)
         except BaseException:
             execution.close()
             raise
-        cfg = SearchConfig(op=spec.name, spec_path=str(spec.path), hw=target.name, strategy=strategy,
-                           budget=budget, seed=seed, operator=operator_name, drafts=drafts,
-                           timeout_s=timeout_s, time_limit_s=time_limit,
-                           simulate=simulate or target.always_simulated, concurrency=concurrency,
-                           executor=executor, reuse=not no_reuse, model=model, max_cost=max_cost,
-                           code_roots=roots)
-        run = new_run(meta, objects, cfg, spec.path.read_text(encoding="utf-8"), reuse=not no_reuse, shrunk=shrunk)
     final = _drive(run, meta, objects, execution, concurrency)
     best = meta.best_nodes(final.run_id, 1)
     summary = {
