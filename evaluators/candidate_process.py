@@ -111,7 +111,7 @@ class _Session:
         try:
             spec, cls = self._load(message)
             report, outputs = correctness.run_candidate(spec, cls, message["which"], self.device, message["seeds"],
-                                                        self.before)
+                                                        self.before, bool(message.get("first", True)))
         except CandidateError as exc:
             return {"status": exc.status, "reason": str(exc)}
         except correctness.Rejected as exc:

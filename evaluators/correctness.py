@@ -5,13 +5,18 @@ the candidate.
 candidate twice per case (the second time on fresh inputs), and applies the dynamic checks. It returns
 only the candidate's outputs. ``judge`` executes later, in a separate child that never imports the
 candidate: it rebuilds the same inputs from the same seeds, runs the reference and compares.
+
+Memory (issue #28): the worker asks for one seed at a time and judges it before the next; within a seed the
+candidate's fresh inputs exist only while they are copied in, inputs and outputs are checked for writes by
+:class:`~evaluators.snapshot.Snapshot` (a fingerprint above 64 MiB, not a copy), and the judge builds one
+call's inputs and reference outputs at a time. One case then needs about its own inputs, outputs and
+parameters three times over, where it needed six.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +29,7 @@ from evaluators.candidate import (
     load_candidate_class,
     plain_tensor_problem,
 )
+from evaluators.comparison import TOLERANCE_MISS, compare
 from evaluators.exactness import as_exact_as_reference, as_float64
 from evaluators.guard import (
     HOST_READ,
@@ -35,10 +41,10 @@ from evaluators.guard import (
 )
 from evaluators.precision import needs_exact, precision_problem
 from evaluators.result import CaseResult
+from evaluators.snapshot import Snapshot
 from evaluators.spec import Case, OperatorSpec
 
 FRESH_SEED_OFFSET = 7919
-TOLERANCE_MISS = "exceeds atol"  # compare's wording for an output outside the fixed tolerance
 
 
 class Rejected(Exception):
@@ -52,45 +58,56 @@ def make_inputs(spec: OperatorSpec, which: str, device: str, seed: int) -> dict[
 
 def run_candidate(
     spec: OperatorSpec, candidate: str | type[torch.nn.Module], which: str, device: str, seeds: list[int],
-    before: tuple[tuple, int] | None = None,
+    before: tuple[tuple, int] | None = None, first: bool = True,
 ) -> tuple[dict[str, Any], dict[str, list[torch.Tensor]]]:
     """Run the candidate (a file, or its already loaded class) on every case and seed; returns (report,
-    outputs keyed 'seed/case/call', left on the device for the judge). ``compile_s`` in the report is the
-    first call of each case on the first seed, where Triton compiles (or loads from its cache) the kernels.
+    outputs keyed 'seed/case/call', left on the device for the judge). ``first``: ``seeds[0]`` is the
+    protocol's first seed, where ``compile_s`` (the first call of each case: Triton compiles or loads its
+    kernels) is measured and a third call runs on unwritten inputs.
 
     ``before`` is (:func:`machinery_state`) taken before an already loaded class was imported: code that ran
-    at import must not escape the integrity and thread checks."""
+    at import must not escape the integrity and thread checks. The report also gives each case's bytes (its
+    inputs, one call's outputs, the module's parameters) and this process's peak device memory."""
     install_launch_hooks()
     fingerprint, threads_before = before or machinery_state()
     cls = load_candidate_class(candidate) if isinstance(candidate, (str, Path)) else candidate
     outputs: dict[str, list[torch.Tensor]] = {}
     launches: list[int] = []
+    footprint: dict[str, int] = {}
     compile_s, started = 0.0, time.monotonic()
     for seed in seeds:
-        first = make_inputs(spec, which, device, seed)
-        fresh = make_inputs(spec, which, device, seed + FRESH_SEED_OFFSET)
+        is_first = first and seed == seeds[0]
+        inputs_by_case = make_inputs(spec, which, device, seed)
         reference, candidate_model = build_pair(spec, cls, seed, device, which)
         del reference  # only its parameters were needed
-        for name, inputs in first.items():
+        params = tensor_bytes(list(candidate_model.parameters()) + list(candidate_model.buffers()))
+        for name in list(inputs_by_case):
+            inputs = inputs_by_case.pop(name)
             t0 = time.monotonic()
             out1, n1 = _guarded_call(candidate_model, inputs, name)
-            if seed == seeds[0]:
+            if is_first:
                 _sync(device)
                 compile_s += time.monotonic() - t0
-            kept = [t.detach().clone() for t in out1]
+            kept = [Snapshot(t) for t in out1]
             # The second call reuses the first call's input tensors, refilled with fresh values: a result
-            # memoised on object identity or data_ptr then returns stale data and fails the judge.
-            second = refill(inputs, fresh[name])
+            # memoised on object identity or data_ptr then returns stale data and fails the judge. The fresh
+            # inputs are built only now, and dropped once copied in.
+            second = refill(inputs, make_inputs(spec, which, device, seed + FRESH_SEED_OFFSET)[name])
+            del inputs
             out2, n2 = _guarded_call(candidate_model, second, name)
-            for before, after in zip(kept, out1, strict=False):
-                if not _same(before, after):
+            for snapshot, after in zip(kept, out1, strict=False):
+                if not snapshot.same(after):
                     raise Rejected(f"case {name}: output of the first call changed during the second call "
                                    "(a cached or reused output buffer)")
-            if seed == seeds[0]:
+            del kept
+            if is_first:
                 _call_again_unwritten(candidate_model, second, name, out1 + out2)
+            footprint[name] = max(footprint.get(name, 0), tensor_bytes(second) + tensor_bytes(out1) + params)
             outputs[f"{seed}/{name}/1"] = [t.detach() for t in out1]
             outputs[f"{seed}/{name}/2"] = [t.detach() for t in out2]
             launches += [n1, n2]
+            del second, out1, out2
+        del inputs_by_case, candidate_model
     if integrity_fingerprint() != fingerprint:
         raise Rejected("the candidate modified the evaluator's checking machinery")
     if threads_started() > threads_before:
@@ -98,8 +115,30 @@ def run_candidate(
     _sync(device)
     run_s = time.monotonic() - started - compile_s
     report = {"launches_per_forward": sum(launches) / max(len(launches), 1), "compile_s": round(compile_s, 3),
-              "run_s": round(run_s, 3)}
+              "run_s": round(run_s, 3), "case_bytes": footprint}
+    if device != "cpu":
+        report["peak_bytes"] = torch.cuda.max_memory_allocated()
+        torch.cuda.empty_cache()  # what this process no longer uses goes back for the judge's reference
     return report, outputs
+
+
+def tensor_bytes(value: Any) -> int:
+    """Bytes of the tensors in a (nested) argument list, each storage counted once."""
+    seen: dict[tuple[int, str], int] = {}
+
+    def visit(v: Any) -> None:
+        if isinstance(v, torch.Tensor):
+            if v.numel():
+                seen[(v.untyped_storage().data_ptr(), str(v.device))] = v.untyped_storage().nbytes()
+        elif isinstance(v, dict):
+            for item in v.values():
+                visit(item)
+        elif isinstance(v, (list, tuple)):
+            for item in v:
+                visit(item)
+
+    visit(value)
+    return sum(seen.values())
 
 
 def _call_again_unwritten(model: torch.nn.Module, inputs: Case, case: str, earlier: list[torch.Tensor]) -> None:
@@ -156,7 +195,7 @@ def _same_structure(target: Any, source: Any) -> bool:
 
 
 def _guarded_call(model: torch.nn.Module, inputs: Case, case: str) -> tuple[list[torch.Tensor], int]:
-    snapshot = [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in inputs]
+    snapshot = [Snapshot(t) if isinstance(t, torch.Tensor) else None for t in inputs]
     threads_at_call = threads_started()
     try:
         with torch.no_grad(), ForwardGuard() as guard:
@@ -179,7 +218,7 @@ def _guarded_call(model: torch.nn.Module, inputs: Case, case: str) -> tuple[list
     if guard.launches == 0:
         raise Rejected(f"case {case}: forward launched no Triton kernel")
     for i, (before, after) in enumerate(zip(snapshot, inputs, strict=False)):
-        if isinstance(after, torch.Tensor) and not _same(before, after):
+        if before is not None and not before.same(after):
             raise Rejected(f"case {case}: forward mutated input #{i}")
     input_storages = {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor) and t.numel()}
     for j, tensor in enumerate(flat):
@@ -199,152 +238,82 @@ def _classify_exception(exc: Exception, case: str) -> CandidateError:
     return CandidateError("runtime_error", text)
 
 
-def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and a.dtype == b.dtype and bool(torch.equal(a, b) or _nan_equal(a, b))
+# seed -> per call (0: the first inputs, 1: the fresh ones), {case: the reference's outputs}
+References = Callable[[int], Iterator[tuple[int, dict[str, list[torch.Tensor]]]]]
+CALLS = ("1", "2")  # the names of a seed's two calls in a candidate's outputs ('seed/case/call')
 
 
-def _nan_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if not a.is_floating_point():
-        return False
-    return bool(torch.equal(torch.nan_to_num(a, nan=0.0), torch.nan_to_num(b, nan=0.0))
-                and torch.equal(a.isnan(), b.isnan()))
-
-
-References = Callable[[int], dict[str, tuple[list[torch.Tensor], list[torch.Tensor]]]]
+def reference_calls(spec: OperatorSpec, which: str, device: str, seed: int, exact: bool = False,
+                    calls: tuple[int, ...] = (0, 1)) -> Iterator[tuple[int, dict[str, list[torch.Tensor]]]]:
+    """Per call of one seed, case -> the reference's outputs on ``device``, one call's inputs alive at a time
+    (a consumer that drops each call's outputs before asking for the next holds one call's worth). ``exact``:
+    the module and every floating input in float64 (the judge's second opinion, exactness.py)."""
+    cast = as_float64 if exact else (lambda case: case)
+    torch.manual_seed(seed)
+    reference = spec.reference_cls(*spec.init_args(which)).to(device)
+    reference = (reference.double() if exact else reference).eval()
+    for index in calls:
+        cases = make_inputs(spec, which, device, seed + (FRESH_SEED_OFFSET if index else 0))
+        expected = {}
+        with torch.no_grad():
+            for name in list(cases):
+                expected[name] = [t.detach() for t in flatten_outputs(reference(*cast(cases.pop(name))))]
+        del cases
+        yield index, expected
+        del expected
 
 
 def reference_outputs(spec: OperatorSpec, which: str, device: str, seed: int, exact: bool = False
                       ) -> dict[str, tuple[list[torch.Tensor], list[torch.Tensor]]]:
-    """case -> (reference outputs on the first inputs, on the fresh inputs) for one seed, on ``device``;
-    ``exact``: the module and every floating input in float64 (the judge's second opinion, exactness.py)."""
-    cast = as_float64 if exact else (lambda case: case)
-    first = make_inputs(spec, which, device, seed)
-    fresh = make_inputs(spec, which, device, seed + FRESH_SEED_OFFSET)
-    torch.manual_seed(seed)
-    reference = spec.reference_cls(*spec.init_args(which)).to(device)
-    reference = (reference.double() if exact else reference).eval()
-    expected = {}
-    with torch.no_grad():
-        for name in first:
-            expected[name] = ([t.detach() for t in flatten_outputs(reference(*cast(first[name])))],
-                              [t.detach() for t in flatten_outputs(reference(*cast(fresh[name])))])
-    return expected
-
-
-def _exact_or_none(spec: OperatorSpec, which: str, device: str, seed: int) -> dict | None:
-    try:
-        return reference_outputs(spec, which, device, seed, exact=True)
-    except Exception:  # noqa: BLE001 - a reference tied to its dtypes simply gets no second opinion
-        return None
+    """case -> (reference outputs on the first inputs, on the fresh inputs) for one seed, both held at once."""
+    by_call = dict(reference_calls(spec, which, device, seed, exact))
+    return {name: (outs, by_call[1][name]) for name, outs in by_call[0].items()}
 
 
 class _ExactOnDemand:
-    """One seed's float64 reference, computed only if an fp32 output asks for it, then kept for the seed."""
+    """One call's float64 reference, computed only if an fp32 output asks for it, then kept for that call."""
 
-    def __init__(self, spec: OperatorSpec, which: str, device: str, seed: int) -> None:
-        self.args, self.done, self.exact = (spec, which, device, seed), False, None
+    def __init__(self, spec: OperatorSpec, which: str, device: str, seed: int, index: int) -> None:
+        self.args, self.index, self.done, self.exact = (spec, which, device, seed), index, False, None
 
-    def __call__(self, name: str, index: int) -> list[torch.Tensor] | None:
+    def __call__(self, name: str) -> list[torch.Tensor] | None:
         if not self.done:
-            self.exact, self.done = _exact_or_none(*self.args), True
-        return self.exact[name][index] if self.exact and name in self.exact else None
+            self.done = True
+            try:
+                self.exact = next(reference_calls(*self.args, exact=True, calls=(self.index,)))[1]
+            except Exception:  # noqa: BLE001 - a reference tied to its dtypes simply gets no second opinion
+                self.exact = None
+        return self.exact.get(name) if self.exact else None
 
 
 def judge(
     spec: OperatorSpec, which: str, device: str, seeds: list[int], outputs: dict[str, list[torch.Tensor]],
     references: References | None = None,
 ) -> list[CaseResult]:
-    """Compare the candidate's outputs with the reference's, seed by seed, on the device that produced them."""
-    references = references or (lambda seed: reference_outputs(spec, which, device, seed))
+    """Compare the candidate's outputs with the reference's, seed by seed and call by call, on the device that
+    produced them (one call's reference outputs, and its float64 ones if asked for, alive at a time)."""
+    references = references or (lambda seed: reference_calls(spec, which, device, seed))
     results: dict[str, CaseResult] = {}
     for seed in seeds:
-        exact_for = _ExactOnDemand(spec, which, device, seed)
-        for name, pair in references(seed).items():
-            result = results.setdefault(name, CaseResult(name=name, max_abs_err=0.0))
-            for index, (call, expected) in enumerate(zip(("1", "2"), pair, strict=True)):
+        for index, expected_by_case in references(seed):
+            call = CALLS[index]
+            exact_for = _ExactOnDemand(spec, which, device, seed, index)
+            for name, expected in expected_by_case.items():
+                result = results.setdefault(name, CaseResult(name=name, max_abs_err=0.0))
                 got = outputs.get(f"{seed}/{name}/{call}")
                 ok, err, why = compare(got, expected, spec)
                 if not ok and TOLERANCE_MISS in why and any(e.dtype == torch.float32 for e in expected):
-                    truth = exact_for(name, index)
+                    truth = exact_for(name)
                     ok = bool(truth is not None and as_exact_as_reference(got, expected, truth, spec))
                 if ok and got is not None and needs_exact(got, expected):  # the precision floor (precision.py)
-                    truth = exact_for(name, index)
+                    truth = exact_for(name)
                     problem = precision_problem(got, expected, truth) if truth is not None else None
                     ok, why = problem is None, problem or ""
                 result.max_abs_err = max(result.max_abs_err or 0.0, err)
                 if not ok and result.status == "ok":
                     label = "fresh-input call" if call == "2" else "first call"
                     result.status, result.error = "incorrect", f"seed {seed}, {label}: {why}"
+            # nothing of this call may stay alive while the next call's inputs and outputs are built
+            del expected_by_case, exact_for
+            expected = got = truth = None
     return list(results.values())
-
-
-def compare(
-    got: list[torch.Tensor] | None, expected: list[torch.Tensor], spec: OperatorSpec
-) -> tuple[bool, float, str]:
-    if got is None:
-        return False, float("inf"), "no output recorded"
-    if len(got) != len(expected):
-        return False, float("inf"), f"returned {len(got)} outputs, reference returns {len(expected)}"
-    worst = 0.0
-    for i, (g, e) in enumerate(zip(got, expected, strict=False)):
-        if g.device != e.device:  # a CPU-built reference judging device outputs, or the reverse
-            g = g.to(e.device)
-        if g.shape != e.shape:
-            return False, float("inf"), f"output #{i} has shape {tuple(g.shape)}, expected {tuple(e.shape)}"
-        if g.dtype != e.dtype:
-            return False, float("inf"), f"output #{i} has dtype {g.dtype}, expected {e.dtype}"
-        if not e.numel():
-            continue
-        if not (g.is_floating_point() or g.is_complex()):
-            if not torch.equal(g, e):
-                mismatches = int((g != e).sum())
-                return False, float("inf"), f"output #{i}: {mismatches} integer elements differ"
-            continue
-        atol, rtol = spec.tolerance(e.dtype)
-        stats = _float_stats(g, e, atol, rtol)
-        if not stats.nan_match:
-            return False, float("inf"), f"output #{i}: NaN where the reference has none (unwritten or invalid)"
-        err = stats.max_err
-        worst = max(worst, err)
-        if not stats.close:
-            return False, worst, f"output #{i}: max abs error {err:.3g} {TOLERANCE_MISS}={atol:g}, rtol={rtol:g}"
-        bound = spec.mean_abs_err.get(e.dtype)
-        mean = stats.sum_err / stats.count if stats.count else 0.0
-        if bound is not None and stats.count and mean > bound:
-            return False, worst, (f"output #{i}: mean abs error {mean:.3g} exceeds the spec's "
-                                  f"MEAN_ABS_ERR {bound:g} (each element within atol={atol:g}, rtol={rtol:g})")
-    return True, worst, ""
-
-
-COMPARE_CHUNK = 1 << 24  # elements compared at a time: a float64 copy of a 6 GB output would need 12 GB more
-
-
-@dataclass
-class _Stats:
-    nan_match: bool = True
-    close: bool = True
-    max_err: float = 0.0
-    sum_err: float = 0.0
-    count: int = 0
-
-
-def _float_stats(g: torch.Tensor, e: torch.Tensor, atol: float, rtol: float) -> _Stats:
-    """NaN agreement, closeness and the absolute errors of one floating output, in float64, a chunk at a time
-    (so the judge's memory is bounded by the chunk, not by the output: issue #28)."""
-    flat_g, flat_e = g.reshape(-1), e.reshape(-1)
-    stats, maxima = _Stats(), []
-    for start in range(0, flat_e.numel(), COMPARE_CHUNK):
-        g64 = flat_g[start:start + COMPARE_CHUNK].double()
-        e64 = flat_e[start:start + COMPARE_CHUNK].double()
-        nan = e64.isnan()
-        if not torch.equal(g64.isnan(), nan):
-            stats.nan_match = False
-            return stats
-        diff = (g64[~nan] - e64[~nan]).abs()
-        if diff.numel():
-            maxima.append(diff.max())
-            stats.sum_err += float(diff.sum())
-            stats.count += diff.numel()
-        stats.close = stats.close and torch.allclose(g64, e64, atol=atol, rtol=rtol, equal_nan=True)
-    stats.max_err = float(torch.stack(maxima).max()) if maxima else 0.0
-    return stats

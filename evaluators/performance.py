@@ -25,7 +25,8 @@ import torch
 from evaluators import EVALUATOR_VERSION
 from evaluators.baselines import BaselineCache, cache_key
 from evaluators.candidate import build_pair
-from evaluators.correctness import FRESH_SEED_OFFSET, compare, flatten_outputs, make_inputs
+from evaluators.comparison import compare
+from evaluators.correctness import FRESH_SEED_OFFSET, flatten_outputs, make_inputs
 from evaluators.device_lock import exclusive_device
 from evaluators.fresh_inputs import FreshInputs
 from evaluators.gpu_state import gpu_state
@@ -95,48 +96,62 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
     clock, extra = _Clock(), {}
     judged_err = judged_err or {}
     checked: dict[str, int] = {}
-    with clock.phase("setup"):  # modules and production inputs, built in this process
+    with clock.phase("setup"):  # modules built in this process; each case's inputs only when it is timed
         reference, candidate = build_pair(spec, cand_cls, TIMING_SEED, device)
         extras = spec.extra_baselines(reference) if spec.extra_baselines else {}
-        inputs_by_case = make_inputs(spec, "prod", device, TIMING_SEED)
-        fresh_by_case = make_inputs(spec, "prod", device, TIMING_SEED + FRESH_SEED_OFFSET)
+        names = list(make_inputs(spec, "prod", device, TIMING_SEED))
     with clock.phase("gpu_state"):
         cache, state = BaselineCache(baseline_dir), gpu_state()
     versions = {k: state.get(k, "") for k in ("torch", "triton", "driver_version")}
     versions["evaluator"], versions["compile_mode"] = EVALUATOR_VERSION, COMPILE_MODE
-    keys = {name: cache_key(spec.source_hash, name, state.get("name", device), versions) for name in inputs_by_case}
+    keys = {name: cache_key(spec.source_hash, name, state.get("name", device), versions) for name in names}
     ratios = {name: (cache.get(key) or {}).get("compile_over_eager") for name, key in keys.items()}
+    rules: dict[str, bool] = {}  # case -> whether its inputs were swapped in place
 
-    def row_for(name: str, timings: dict[str, Timing]) -> dict[str, Any]:
+    def case_inputs(name: str) -> tuple[tuple, FreshInputs, Any]:
+        """One case's inputs, its rotation of two contents and its sampled-output check: one case's inputs
+        are on the device at a time (a spec's other cases are built and dropped at once)."""
+        with clock.phase("setup"):
+            inputs = make_inputs(spec, "prod", device, TIMING_SEED)[name]
+            rotation = FreshInputs(inputs, make_inputs(spec, "prod", device, TIMING_SEED + FRESH_SEED_OFFSET)[name])
+        rules[name] = rotation.in_place
+        return inputs, rotation, output_check(spec, reference, rotation.current, name, judged_err.get(name), checked)
+
+    def work(inputs: tuple) -> tuple[float | None, float | None, str] | None:
+        """(FLOPs, bytes, compute dtype) of one forward on a case's inputs, while they are alive."""
+        if target_peaks is None:
+            return None
+        flops, nbytes = spec.flops(inputs), spec.bytes(inputs)
+        if flops is None and nbytes is None:
+            flops, nbytes = default_work(reference, inputs)
+        return flops, nbytes, compute_dtype(inputs)
+
+    def row_for(name: str, timings: dict[str, Timing], case_work: tuple | None) -> dict[str, Any]:
         row: dict[str, Any] = {"baselines_ms": {}}
         for label, t in timings.items():
             if label.startswith("baseline:"):
                 row["baselines_ms"][label.removeprefix("baseline:")] = t.median_ms
                 continue
             row[f"{label}_ms"], row[f"{label}_iqr_ms"], row[f"{label}_reps"] = t.median_ms, t.iqr_ms, t.reps
-        if target_peaks is not None:
-            inputs = inputs_by_case[name]
-            flops, nbytes = spec.flops(inputs), spec.bytes(inputs)
-            if flops is None and nbytes is None:
-                flops, nbytes = default_work(reference, inputs)
-            row["roofline"] = analyse(flops, nbytes, compute_dtype(inputs), row["candidate_ms"], target_peaks)
+        if target_peaks is not None and case_work is not None:
+            flops, nbytes, dtype = case_work
+            row["roofline"] = analyse(flops, nbytes, dtype, row["candidate_ms"], target_peaks)
         return row
 
-    rotations = {name: FreshInputs(inputs, fresh_by_case.pop(name)) for name, inputs in inputs_by_case.items()}
-    del fresh_by_case
-    checks = {name: output_check(spec, reference, rot.current, name, judged_err.get(name), checked)
-              for name, rot in rotations.items()}
     if screen_below is not None and (not compile_baseline or all(ratios.values())):
-        screened = _screen(candidate, reference, rotations, checks, ratios, compile_baseline, screen_below, clock)
+        screened = _screen(candidate, reference, names, case_inputs, work, ratios, compile_baseline, screen_below,
+                           clock)
         if screened is not None:
-            cases = {name: row_for(name, timings) | extra_rows for name, (timings, extra_rows) in screened.items()}
-            return {"cases": cases, "gpu": state, "screened": True, "phases": _rounded(clock.seconds),
-                    "timed_checks": checked, "fresh_inputs": _rule(rotations)}
+            cases = {name: row_for(name, timings, case_work) | extra_rows
+                     for name, (timings, extra_rows, case_work) in screened.items()}
+            del screened
+            return _finish({"cases": cases, "gpu": state, "screened": True, "phases": _rounded(clock.seconds),
+                            "timed_checks": checked, "fresh_inputs": _rule(rules)})
 
     cases: dict[str, Any] = {}
-    stale = False
-    for name, inputs in inputs_by_case.items():
-        rotation = rotations[name]
+    stale, compiled = False, None
+    for name in names:
+        inputs, rotation, check = case_inputs(name)
         fns: dict[str, Callable[[], object]] = {
             "candidate": lambda m=candidate, r=rotation: m(*r.current()),
             "eager": lambda m=reference, r=rotation: m(*r.current()),
@@ -159,9 +174,9 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
                 torch.cuda.synchronize()
             with torch.no_grad(), exclusive_device(torch.cuda.current_device()) as waited, clock.phase("timing"):
                 timings = interleaved_timings(fns, target_ms_per_fn=target_ms, fresh=rotation,
-                                              checks={"candidate": checks[name]})
+                                              checks={"candidate": check})
             clock.add("lock_wait", waited)
-            row = row_for(name, timings)
+            row = row_for(name, timings, work(inputs))
             row["compile_mode"] = COMPILE_MODE
             if need_compile:
                 cache.put(keys[name], {"compile_over_eager": row["compile_ms"] / row["eager_ms"],
@@ -175,9 +190,8 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
                     # eager ran at a very different speed when the ratio was cached (a loaded or memory-starved
                     # GPU then, say): that ratio is not this session's; measure this case's compile afresh
                     cache.drop(keys[name])
-                    stale = True
-                    break  # leaves the claim first: re-measuring while holding it deadlocked every slot
-        if profile and "profile" not in extra:
+                    stale = True  # re-measured below, after the claim is left: holding it deadlocked every slot
+        if profile and not stale and "profile" not in extra:
             with torch.no_grad(), exclusive_device(torch.cuda.current_device()), clock.phase("profile"):
                 extra["profile"] = {"case": name, **kernel_breakdown(fns["candidate"])}
             if ncu and ncu_available():
@@ -185,35 +199,53 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
                     extra["ncu"] = {"case": name, **ncu_metrics(str(spec.path), candidate_path, name)}
         cases[name] = row
         rotation.close()
-    if stale:
+        del inputs, rotation, check, fns, timings  # the next case's inputs take their place
+        compiled = None
+        if stale:
+            break
+    if stale:  # nothing of this measurement stays alive under the next one
+        del reference, candidate, extras
         return measure(spec, cand_cls, candidate_path, device, compile_baseline, peaks, profile, ncu,
                        baseline_dir, None, target_ms, judged_err)
-    return {"cases": cases, "gpu": state, "screened": False, "phases": _rounded(clock.seconds),
-            "timed_checks": checked, "fresh_inputs": _rule(rotations), **extra}
+    return _finish({"cases": cases, "gpu": state, "screened": False, "phases": _rounded(clock.seconds),
+                    "timed_checks": checked, "fresh_inputs": _rule(rules), **extra})
 
 
-def _rule(rotations: dict[str, FreshInputs]) -> str:
+def _finish(perf: dict[str, Any]) -> dict[str, Any]:
+    """The reply, with this process's peak device memory (the worker records it: issue #28)."""
+    perf["peak_bytes"] = torch.cuda.max_memory_allocated()
+    return perf
+
+
+def _rule(in_place: dict[str, bool]) -> str:
     """How the timed calls got fresh inputs: swapped in place, or (a data-dependent case) alternated sets."""
-    return "swapped in place" if all(r.in_place for r in rotations.values()) else "alternated sets"
+    return "swapped in place" if all(in_place.values()) else "alternated sets"
 
 
-def _screen(candidate: torch.nn.Module, reference: torch.nn.Module, rotations: dict[str, FreshInputs],
-            checks: dict[str, Any], ratios: dict[str, float | None], compile_baseline: bool,
-            bar: float, clock: _Clock) -> dict[str, tuple[dict[str, Timing], dict[str, Any]]] | None:
-    """Short interleaved timing of every case; the rows of a screened-out node, or None to time it in full."""
-    fns_by_case = {name: {"candidate": lambda m=candidate, r=rot: m(*r.current()),
-                          "eager": lambda m=reference, r=rot: m(*r.current())} for name, rot in rotations.items()}
-    with torch.no_grad():
-        with clock.phase("warmup"):
-            for fns in fns_by_case.values():
+def _screen(candidate: torch.nn.Module, reference: torch.nn.Module, names: list[str],
+            case_inputs: Callable[[str], tuple[tuple, FreshInputs, Any]], work: Callable[[tuple], Any],
+            ratios: dict[str, float | None], compile_baseline: bool, bar: float, clock: _Clock,
+            ) -> dict[str, tuple[dict[str, Timing], dict[str, Any], Any]] | None:
+    """Short interleaved timing of every case, one case's inputs at a time; the rows of a screened-out node
+    (with each case's work, for its roofline), or None to time it in full."""
+    timings: dict[str, dict[str, Timing]] = {}
+    kept: dict[str, Any] = {}
+    for name in names:
+        inputs, rotation, check = case_inputs(name)
+        fns = {"candidate": lambda m=candidate, r=rotation: m(*r.current()),
+               "eager": lambda m=reference, r=rotation: m(*r.current())}
+        with torch.no_grad():
+            with clock.phase("warmup"):
                 for fn in fns.values():
                     fn()
-            torch.cuda.synchronize()
-        with exclusive_device(torch.cuda.current_device()) as waited, clock.phase("screening"):
-            timings = {name: interleaved_timings(fns, reps=SCREEN_REPS, warmup=2, fresh=rotations[name],
-                                                 checks={"candidate": checks[name]})
-                       for name, fns in fns_by_case.items()}
-    clock.add("lock_wait", waited)
+                torch.cuda.synchronize()
+            with exclusive_device(torch.cuda.current_device()) as waited, clock.phase("screening"):
+                timings[name] = interleaved_timings(fns, reps=SCREEN_REPS, warmup=2, fresh=rotation,
+                                                    checks={"candidate": check})
+        clock.add("lock_wait", waited)
+        rotation.close()
+        kept[name] = work(inputs)
+        del inputs, rotation, check, fns
     samples = {name: (t["candidate"].samples_ms, t["eager"].samples_ms) for name, t in timings.items()}
     optimistic, _ = screen_estimates(samples, {n: ratios[n] if compile_baseline else 1.0 for n in samples})
     if optimistic >= bar:
@@ -225,7 +257,7 @@ def _screen(candidate: torch.nn.Module, reference: torch.nn.Module, rotations: d
         row: dict[str, Any] = {"screened": True, "screen_reps": SCREEN_REPS, "compile_mode": COMPILE_MODE}
         if compile_baseline:
             row.update(compile_ms=eager_ms * ratios[name], compile_iqr_ms=None, compile_from_cache=True)
-        rows[name] = (t, row)
+        rows[name] = (t, row, kept[name])
     return rows
 
 

@@ -21,26 +21,19 @@ import math
 
 import torch
 
+from evaluators.comparison import chunks
+
 FREE = 1e-5
 RATIO = 32.0
 FLOOR_ULPS = 8.0
 _EPS32 = float(torch.finfo(torch.float32).eps)
 
 
-CHUNK = 1 << 24  # elements at a time: no float64 copy of a whole multi-GB output (issue #28)
-
-
-def _chunks(*tensors: torch.Tensor):  # noqa: ANN202 - a generator of same-range flat slices
-    flats = [t.reshape(-1) for t in tensors]
-    for start in range(0, flats[0].numel(), CHUNK):
-        yield [f[start:start + CHUNK] for f in flats]
-
-
 def relative_error(got: torch.Tensor, expected: torch.Tensor) -> float:
     """||got - expected|| / ||expected|| over the elements where the expected value is finite."""
     got = got.to(expected.device)
     diff2 = scale2 = 0.0
-    for g, e in _chunks(got, expected):
+    for g, e in chunks(got, expected):
         finite = torch.isfinite(e)
         e64 = e[finite].double()
         diff2 += float(((g[finite].double() - e64) ** 2).sum())
@@ -62,7 +55,7 @@ def precision_problem(got: list[torch.Tensor], expected: list[torch.Tensor], exa
         if e.dtype != torch.float32 or not e.numel() or x.shape != e.shape or relative_error(g, e) <= FREE:
             continue
         mine2 = own2 = scale2 = 0.0
-        for gc, ec, xc in _chunks(g.to(e.device), e, x.to(e.device)):
+        for gc, ec, xc in chunks(g.to(e.device), e, x.to(e.device)):
             finite = torch.isfinite(ec) & torch.isfinite(xc)
             x64 = xc[finite].double()
             mine2 += float(((gc[finite].double() - x64) ** 2).sum())

@@ -6,7 +6,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crash", "rejected")
+# too_large: the device's verdict (the problem cannot fit beside nothing), not the kernel's (admission.py)
+STATUSES = ("ok", "incorrect", "compile_error", "runtime_error", "timeout", "crash", "rejected", "too_large")
 
 
 @dataclass

@@ -155,12 +155,25 @@ def normalize_cases(raw: Any, spec_name: str) -> dict[str, Case]:
 
 
 def _call_with_device(fn: Callable[..., Any], device: str) -> Any:
+    """``fn(device=...)`` where it takes one; else ``fn()`` with the device as torch's default, so a KernelBench
+    ``get_inputs`` (``torch.rand`` on the CPU) builds its tensors on the GPU directly. At published sizes the
+    host detour cost seconds and a host copy per call (issue #28). A function that cannot build there (a CPU
+    generator object, numpy) is called on the host and its result moved, as before. Values differ between the
+    two paths; every process of an evaluation takes the same one, so the judge and the candidate agree."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         params = {}
     if "device" in params:
         return fn(device=device)
+    if device != "cpu":
+        state = torch.random.get_rng_state(), torch.cuda.get_rng_state_all()
+        try:
+            with torch.device(device):
+                return _move(fn(), device)
+        except Exception:  # noqa: BLE001 - rebuilt on the host below, from the same generator state
+            torch.random.set_rng_state(state[0])
+            torch.cuda.set_rng_state_all(state[1])
     return _move(fn(), device)
 
 

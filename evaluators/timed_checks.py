@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from evaluators.candidate import CandidateError, flatten_outputs, plain_tensor_problem
-from evaluators.correctness import TOLERANCE_MISS, compare
+from evaluators.comparison import TOLERANCE_MISS, compare
 from evaluators.spec import OperatorSpec
 
 SLACK = 2.0

@@ -29,6 +29,8 @@ SUSPICIOUS_SPEEDUP = 10.0
 _SPARE = SpareRunner()  # this worker's next candidate process, started while the current one runs
 atexit.register(_SPARE.close)
 REVERIFY_SEEDS = [1009, 2003, 3001]
+RELEASE_ABOVE = 256 << 20  # unused cached device bytes the judge gives back after a judgement
+CONTEXTS = 3  # CUDA contexts a slot keeps: the worker's, its candidate process's and the spare's
 
 
 def main() -> None:
@@ -43,6 +45,8 @@ def main() -> None:
     # torch is imported on the first judgement, not here: on a small host the fork server's preload is what
     # the first candidate waits for, and a second import at the same time would only slow it down
     judge = _Judge()
+    judge.notify = lambda job_id, waited: protocol.write(json.dumps({"id": job_id, "waiting_s": round(waited, 1)})
+                                                         + "\n")
     protocol.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
     for line in sys.stdin:
         if not line.strip():
@@ -90,6 +94,80 @@ class _Judge:
         self.server_pid: int | None = None  # the fork server the last evaluation's candidate process came from
         self._caches: dict[str, Any] = {}
         self._specs: dict[str, Any] = {}
+        self.memory: dict[str, int] = {}  # this evaluation's device memory: peaks per process, the case's bytes
+        self.holder = str(os.getpid())  # this slot's key in the device's memory ledger
+        self.notify: Any = None  # (job id, seconds waited) -> None: tells the host a node waits for memory
+        self._ledgers: dict[str, Any] = {}
+        self._resident = 0
+        self._case_bytes: dict[tuple[str, str], int | None] = {}
+
+    def ledger(self, device: str) -> Any:
+        """This device's memory ledger (None on the CPU interpreter, unless a capacity is stated for tests)."""
+        from evaluators.admission import CONTEXT_BYTES, Ledger, ledger_path
+
+        if device not in self._ledgers:
+            if device == "cpu":
+                stated = os.environ.get("KE_DEVICE_CAPACITY_BYTES")
+                self._ledgers[device] = Ledger(ledger_path(0), int(stated)) if stated else None
+                self._resident = 0
+            else:
+                import torch
+
+                total = torch.cuda.get_device_properties(0).total_memory
+                self._ledgers[device] = Ledger.for_device(0, total)
+                self._resident = CONTEXTS * CONTEXT_BYTES
+            if self._ledgers[device] is not None:
+                self._ledgers[device].set_resident(self.holder, self._resident)
+        return self._ledgers[device]
+
+    def case_bytes(self, spec_path: str, which: str) -> int | None:
+        """A case's bytes: what the last evaluation of this spec measured, else the meta device's estimate."""
+        from evaluators.footprint import case_bytes
+
+        key = (spec_path, which)
+        if key not in self._case_bytes:
+            try:
+                self._case_bytes[key] = case_bytes(self.spec(spec_path), which)
+            except Exception:  # noqa: BLE001 - an unloadable spec: the evaluation says why
+                self._case_bytes[key] = None
+        return self._case_bytes[key]
+
+    def learned(self, spec_path: str, which: str, device: str) -> None:
+        """After an evaluation: keep its measured case bytes, and tell the ledger what this slot now holds."""
+        measured = self.memory.get("case_bytes") or 0
+        if measured:
+            self._case_bytes[(spec_path, which)] = max(measured, self._case_bytes.get((spec_path, which)) or 0)
+        cache = self._caches.get(device)
+        ledger = self._ledgers.get(device)
+        if ledger is not None:
+            ledger.set_resident(self.holder, self._resident + (cache.held_bytes if cache is not None else 0))
+
+    def begin(self, device: str) -> None:
+        """A new evaluation: its memory record starts empty, and so does this process's peak."""
+        self.memory = {"candidate_peak_bytes": 0, "judge_peak_bytes": 0, "case_bytes": 0}
+        if device != "cpu" and "torch" in sys.modules:
+            import torch
+
+            torch.cuda.reset_peak_memory_stats()
+
+    def note_candidate(self, reply: dict[str, Any]) -> None:
+        """A candidate process's reply: its peak device memory so far, and the bytes of the cases it ran."""
+        self.memory["candidate_peak_bytes"] = max(self.memory.get("candidate_peak_bytes", 0),
+                                                  int(reply.get("peak_bytes") or 0))
+        sizes = [int(v) for v in (reply.get("case_bytes") or {}).values()]
+        self.memory["case_bytes"] = max([self.memory.get("case_bytes", 0), *sizes])
+
+    def release(self, device: str) -> None:
+        """After judging: record this process's peak and hand unused cached blocks back to the GPU, which the
+        next phase (the candidate's timing, another slot's node) needs more than this process's allocator."""
+        if device == "cpu":
+            return
+        import torch
+
+        self.memory["judge_peak_bytes"] = max(self.memory.get("judge_peak_bytes", 0),
+                                              torch.cuda.max_memory_allocated())
+        if torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > RELEASE_ABOVE:
+            torch.cuda.empty_cache()
 
     def spec(self, path: str) -> Any:
         from evaluators.spec import load_spec
@@ -113,7 +191,7 @@ class _Judge:
         cache = self._caches[device]
         try:
             outputs = receive_outputs(message, str(workdir))
-            cases = judge(spec, which, device, seeds, outputs, lambda s: cache.get(spec, which, device, s))
+            cases = judge(spec, which, device, seeds, outputs, lambda s: cache.calls(spec, which, device, s))
             del outputs
         except TransportError as exc:
             return "crash", f"candidate outputs could not be read: {exc}"
@@ -129,10 +207,36 @@ class _Judge:
                 import torch
 
                 torch.cuda.ipc_collect()
+            self.release(device)
         return "ok", cases
 
 
 def evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
+    """Admission to the device's memory (:mod:`evaluators.admission`), then the evaluation itself. A node that
+    cannot fit even alone ends as ``too_large``: the device's verdict, not the kernel's."""
+    from evaluators.admission import PEAK_RATIO, TooLarge, estimated_peak
+
+    device = job.get("device", "cpu")
+    ledger = judge.ledger(device)
+    if ledger is None:
+        return _evaluate(job, judge)
+    which = job.get("cases", "test" if device == "cpu" else "prod")
+    case = judge.case_bytes(job["spec_path"], which)
+    need = estimated_peak(case or 0)
+    notify = judge.notify or (lambda waited: None)
+    try:
+        with ledger.reserve(judge.holder, need, on_wait=lambda waited: notify(job.get("id"), waited)) as waited:
+            result = _evaluate(job, judge)
+    except TooLarge as exc:
+        basis = f"{PEAK_RATIO:g}x its case's {case / 2**30:.2f} GiB plus 1 GiB" if case else "its minimum"
+        return EvaluationResult.failure("too_large", f"not run: {exc}; an evaluation of this problem needs {basis}",
+                                        target=job.get("target", "cpu"), evaluator_version=EVALUATOR_VERSION)
+    result.extra["admission"] = {"reserved_bytes": need, "case_bytes": case, "waited_s": round(waited, 3)}
+    judge.learned(job["spec_path"], which, device)
+    return result
+
+
+def _evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
     """Static checks; then in one candidate process: correctness (judged here), simulation or timing."""
     started, wall_start = time.monotonic(), time.time()
     device, target = job.get("device", "cpu"), job.get("target", "cpu")
@@ -142,8 +246,12 @@ def evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
     base = {"target": target, "evaluator_version": EVALUATOR_VERSION}
     phases: dict[str, float] = {}
 
+    judge.begin(device)
+
     def finish(result: EvaluationResult) -> EvaluationResult:
         result.eval_seconds = round(time.monotonic() - started, 3)
+        if device != "cpu" and any(judge.memory.values()):
+            result.extra["device_memory"] = dict(judge.memory)
         result.extra.update(phases={k: round(v, 3) for k, v in phases.items()}, started_at=round(wall_start, 3),
                             ended_at=round(time.time(), 3))
         return result
@@ -197,6 +305,7 @@ def evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
                 status = reply["status"]
             if status != "ok":
                 return finish(EvaluationResult.failure(status, "timing: " + reply["reason"], **base))
+            judge.note_candidate(reply["perf"])
             _apply_timings(result, reply["perf"])
             for key, seconds in reply["perf"].get("phases", {}).items():
                 phases[key] = phases.get(key, 0.0) + seconds
@@ -222,27 +331,46 @@ def evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
 def _check(runner: Any, judge: _Judge, job: dict[str, Any], paths: dict[str, str], which: str, device: str,
            seeds: list[int], timeout: float, workdir: Path, phases: dict[str, float], label: str = "candidate",
            ) -> tuple[EvaluationResult | None, list[CaseResult], float | None]:
-    """Run the candidate on ``seeds`` and judge it: (failure or None, cases, launches per forward)."""
+    """Run the candidate on ``seeds`` and judge it: (failure or None, cases, launches per forward).
+
+    One seed at a time, judged before the next is run: the candidate process drops a seed's outputs when it
+    is asked for the next, so the device holds one seed's outputs, not every seed's (issue #28)."""
     base = {"target": job.get("target", "cpu"), "evaluator_version": EVALUATOR_VERSION}
-    status, reply = runner.request({"cmd": "check", **paths, "which": which, "seeds": seeds}, timeout, label)
-    if status != "ok":
-        return EvaluationResult.failure(status, reply["reason"], **base), [], None
-    if reply.get("status", "ok") != "ok":
-        return EvaluationResult.failure(reply["status"], reply["reason"], **base), [], None
-    launches = reply.get("launches_per_forward")
     prefix = "" if label == "candidate" else label + "_"
-    phases[prefix + "compile"] = phases.get(prefix + "compile", 0.0) + float(reply.get("compile_s", 0.0))
-    phases[prefix + "candidate"] = phases.get(prefix + "candidate", 0.0) + float(reply.get("run_s", 0.0))
-    t0 = time.monotonic()
-    status, verdict = judge(job, which, device, seeds, reply["outputs"], workdir)
-    phases[prefix + "judge"] = phases.get(prefix + "judge", 0.0) + time.monotonic() - t0
-    if status != "ok":
-        return EvaluationResult.failure(status, "reference check: " + verdict, **base), [], launches
-    bad = [c for c in verdict if c.status != "ok"]
-    if bad:
-        return (EvaluationResult.failure("incorrect", f"case {bad[0].name}: {bad[0].error}", cases=verdict, **base),
-                verdict, launches)
-    return None, verdict, launches
+    launches: list[float] = []
+    verdicts: dict[str, CaseResult] = {}
+    for i, seed in enumerate(seeds):
+        message = {"cmd": "check", **paths, "which": which, "seeds": [seed], "first": i == 0}
+        status, reply = runner.request(message, timeout, label)
+        if status != "ok":
+            return EvaluationResult.failure(status, reply["reason"], **base), [], _mean(launches)
+        if reply.get("status", "ok") != "ok":
+            return EvaluationResult.failure(reply["status"], reply["reason"], **base), [], _mean(launches)
+        launches.append(float(reply.get("launches_per_forward") or 0.0))
+        judge.note_candidate(reply)
+        phases[prefix + "compile"] = phases.get(prefix + "compile", 0.0) + float(reply.get("compile_s", 0.0))
+        phases[prefix + "candidate"] = phases.get(prefix + "candidate", 0.0) + float(reply.get("run_s", 0.0))
+        t0 = time.monotonic()
+        status, verdict = judge(job, which, device, [seed], reply["outputs"], workdir)
+        phases[prefix + "judge"] = phases.get(prefix + "judge", 0.0) + time.monotonic() - t0
+        if status != "ok":
+            return EvaluationResult.failure(status, "reference check: " + verdict, **base), [], _mean(launches)
+        for case in verdict:
+            merged = verdicts.setdefault(case.name, case)
+            if merged is not case:
+                merged.max_abs_err = max(merged.max_abs_err or 0.0, case.max_abs_err or 0.0)
+                if case.status != "ok" and merged.status == "ok":
+                    merged.status, merged.error = case.status, case.error
+        bad = [c for c in verdicts.values() if c.status != "ok"]
+        if bad:
+            cases = list(verdicts.values())
+            return (EvaluationResult.failure("incorrect", f"case {bad[0].name}: {bad[0].error}", cases=cases, **base),
+                    cases, _mean(launches))
+    return None, list(verdicts.values()), _mean(launches)
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
 def _apply_timings(result: EvaluationResult, perf: dict[str, Any]) -> None:

@@ -124,7 +124,9 @@ class EvaluationWorker:
                 self._restart()
                 return EvaluationResult.failure("crash", "evaluation worker stopped answering; restarted")
             reply = json.loads(line)
-            if reply.get("id") == job["id"]:
+            # a node waiting for device memory (evaluators/admission.py) says so every 10 s: each such line
+            # restarts the deadline above, since waiting for other slots' nodes is not this job running long
+            if reply.get("id") == job["id"] and "result" in reply:
                 return EvaluationResult.from_dict(reply["result"])
 
     def _restart(self) -> None:

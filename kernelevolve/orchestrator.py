@@ -229,7 +229,7 @@ class RunDriver:
         remember = None
         if exp.cached:
             exp.proposal.meta["cached_evaluation"] = True
-        elif result.status not in ("crash", "timeout"):  # those may be the host's fault: retry next time
+        elif result.status not in ("crash", "timeout", "too_large"):  # the host's fault, maybe: retry next time
             def remember() -> None:
                 self.store.cache_evaluation(exp.digest, self.run.spec_hash, self.cfg.hw, EVALUATOR_VERSION,
                                             result.to_dict())
@@ -241,6 +241,8 @@ class RunDriver:
                             overview=lambda n: overview_markdown(n, result, exp.memory, analysis))
         self.graph.add(node)
         del self.view.pending[exp.index]
+        if result.status == "too_large" and self.failure is None:  # every later node would be too: stop here
+            self.failure = f"the problem does not fit this device, so no kernel was judged: {result.reason}"
         best = self.view.best(1)
         log.info("node_evaluated", run_id=self.run.run_id, node_id=node_id, parent_id=node.parent_id,
                  status=node.status, fitness=node.fitness, reason=node.reason, seconds=result.eval_seconds)

@@ -10,8 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-BUGGY_STATUSES = frozenset({"incorrect", "compile_error", "runtime_error", "timeout", "crash", "rejected", "pending"})
+BUGGY_STATUSES = frozenset({"incorrect", "compile_error", "runtime_error", "timeout", "crash", "rejected", "pending",
+                            "too_large"})
 # "pending" never reaches the store: it marks an expansion still in flight (a virtual loss for the policies).
+# "too_large" is no verdict on the kernel (the device could not hold the problem: evaluators/admission.py), but
+# no usable kernel either; reports and summaries count it apart, and its run stops at it.
 
 
 @dataclass(frozen=True)

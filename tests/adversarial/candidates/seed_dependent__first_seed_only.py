@@ -1,7 +1,7 @@
 # op: swish
 # expect: incorrect
 # reason: seed 1
-# why: correct for the first six calls (seed 0: three cases, two calls each), garbage afterwards: only a second seed exposes it
+# why: correct for the first nine calls (seed 0: three cases, three calls each), garbage afterwards: only a second seed exposes it
 import torch
 import torch.nn as nn
 import triton
@@ -31,7 +31,7 @@ class TritonModel(nn.Module):
         _CALLS[0] += 1
         y = torch.empty_like(x)
         grid = (triton.cdiv(x.numel(), 1024),)
-        if _CALLS[0] <= 6:
+        if _CALLS[0] <= 9:
             _swish_kernel[grid](x, y, x.numel(), BLOCK=1024)
         else:
             _half_kernel[grid](x, y, x.numel(), BLOCK=1024)
