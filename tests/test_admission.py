@@ -134,3 +134,27 @@ def _pid() -> int:
     import os
 
     return os.getpid()
+
+
+def test_a_search_whose_problem_cannot_fit_stops_in_one_line_with_too_large_nodes(lock_dir: Path) -> None:
+    import json
+    import os
+
+    from tests.test_harness_failures import _nodes
+
+    state = lock_dir / "state"
+    env = {**os.environ, "KE_DEVICE_CAPACITY_BYTES": str(GIB)}  # under one evaluation's 1 GiB slack
+    search = subprocess.run([sys.executable, "-m", "kernelevolve.cli.main", "search", "--executor", "local",
+                             "--json", "--state-dir", str(state), "--op", "swish", "--hw", "cpu", "--budget", "3"],
+                            capture_output=True, text=True, timeout=300, env=env)
+    assert search.returncode == 1
+    errors = [line for line in search.stderr.strip().splitlines() if line.startswith("ke: error:")]
+    assert len(errors) == 1 and "the problem does not fit this device, so no kernel was judged" in errors[0], errors
+    assert "needs 1.0 GiB of device memory, the device has 1.0 GiB" in errors[0], errors
+    nodes = _nodes(state)
+    assert nodes and {n["status"] for n in nodes} == {"too_large"}, nodes  # counted apart, never a kernel verdict
+    assert len(nodes) < 3  # the run stopped at the first one (nodes in flight may finish)
+    runs = subprocess.run([sys.executable, "-m", "kernelevolve.cli.main", "runs", "--json", "--state-dir",
+                           str(state)], capture_output=True, text=True, timeout=120)
+    (run,) = json.loads(runs.stdout)["runs"]
+    assert run["status"] == "failed"
