@@ -94,11 +94,6 @@ class Ledger:
         with self._locked() as entries:
             return _sum(entries, "resident"), _sum(entries, "node")
 
-    def available_alone(self, holder: str) -> int:
-        """Bytes a node of ``holder`` could have with no other node running: capacity less every resident."""
-        resident, _ = self.usage()
-        return self.capacity - resident
-
     @contextmanager
     def reserve(self, holder: str, nbytes: int, on_wait: Callable[[float], None] | None = None,
                 timeout_s: float | None = None) -> Iterator[float]:
@@ -137,11 +132,6 @@ class Ledger:
         finally:
             with self._locked() as entries:
                 _forget(entries, holder, "node")
-
-
-def holder_id(label: str = "") -> str:
-    """This process's key in a ledger: its pid (what liveness is checked on), then a label."""
-    return f"{os.getpid()}:{label}" if label else str(os.getpid())
 
 
 def _alive(holder: str) -> bool:

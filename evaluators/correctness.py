@@ -31,6 +31,7 @@ from evaluators.candidate import (
 )
 from evaluators.comparison import TOLERANCE_MISS, compare
 from evaluators.exactness import as_exact_as_reference, as_float64
+from evaluators.footprint import nbytes
 from evaluators.guard import (
     HOST_READ,
     ForwardGuard,
@@ -80,7 +81,7 @@ def run_candidate(
         inputs_by_case = make_inputs(spec, which, device, seed)
         reference, candidate_model = build_pair(spec, cls, seed, device, which)
         del reference  # only its parameters were needed
-        params = tensor_bytes(list(candidate_model.parameters()) + list(candidate_model.buffers()))
+        params = nbytes(list(candidate_model.parameters()) + list(candidate_model.buffers()))
         for name in list(inputs_by_case):
             inputs = inputs_by_case.pop(name)
             t0 = time.monotonic()
@@ -102,7 +103,7 @@ def run_candidate(
             del kept
             if is_first:
                 _call_again_unwritten(candidate_model, second, name, out1 + out2)
-            footprint[name] = max(footprint.get(name, 0), tensor_bytes(second) + tensor_bytes(out1) + params)
+            footprint[name] = max(footprint.get(name, 0), nbytes(second) + nbytes(out1) + params)
             outputs[f"{seed}/{name}/1"] = [t.detach() for t in out1]
             outputs[f"{seed}/{name}/2"] = [t.detach() for t in out2]
             launches += [n1, n2]
@@ -120,25 +121,6 @@ def run_candidate(
         report["peak_bytes"] = torch.cuda.max_memory_allocated()
         torch.cuda.empty_cache()  # what this process no longer uses goes back for the judge's reference
     return report, outputs
-
-
-def tensor_bytes(value: Any) -> int:
-    """Bytes of the tensors in a (nested) argument list, each storage counted once."""
-    seen: dict[tuple[int, str], int] = {}
-
-    def visit(v: Any) -> None:
-        if isinstance(v, torch.Tensor):
-            if v.numel():
-                seen[(v.untyped_storage().data_ptr(), str(v.device))] = v.untyped_storage().nbytes()
-        elif isinstance(v, dict):
-            for item in v.values():
-                visit(item)
-        elif isinstance(v, (list, tuple)):
-            for item in v:
-                visit(item)
-
-    visit(value)
-    return sum(seen.values())
 
 
 def _call_again_unwritten(model: torch.nn.Module, inputs: Case, case: str, earlier: list[torch.Tensor]) -> None:
@@ -261,13 +243,6 @@ def reference_calls(spec: OperatorSpec, which: str, device: str, seed: int, exac
         del cases
         yield index, expected
         del expected
-
-
-def reference_outputs(spec: OperatorSpec, which: str, device: str, seed: int, exact: bool = False
-                      ) -> dict[str, tuple[list[torch.Tensor], list[torch.Tensor]]]:
-    """case -> (reference outputs on the first inputs, on the fresh inputs) for one seed, both held at once."""
-    by_call = dict(reference_calls(spec, which, device, seed, exact))
-    return {name: (outs, by_call[1][name]) for name, outs in by_call[0].items()}
 
 
 class _ExactOnDemand:
