@@ -112,6 +112,13 @@ def _slow_spec(tmp_path: Path) -> Path:
     return path
 
 
+def _default_signals() -> None:
+    """What ``ke`` started from a terminal has: default SIGINT/SIGTERM/SIGHUP. A test run launched in the
+    background (``cmd &`` in a script) inherits SIGINT ignored, which ``ke`` rightly keeps ignoring (nohup)."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def _start(tmp_path: Path, executor: str) -> tuple[subprocess.Popen, Path]:
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "RAY_ADDRESS")}
     env.update(PYTHONPATH=REPO_ROOT, KE_EXECUTOR=executor, RAY_USAGE_STATS_ENABLED="0",
@@ -122,7 +129,8 @@ def _start(tmp_path: Path, executor: str) -> tuple[subprocess.Popen, Path]:
         [sys.executable, "-m", "kernelevolve.cli.main", "search", "--op", str(_slow_spec(tmp_path)), "--hw", "cpu",
          "--budget", "20", "--no-reuse", "--state-dir", str(state)],
         stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=REPO_ROOT,
-        start_new_session=True)  # its own process group, as a shell job has: SIGINT goes to that group
+        start_new_session=True,  # its own process group, as a shell job has: SIGINT goes to that group
+        preexec_fn=_default_signals)
     err.close()
     return proc, state
 
@@ -207,7 +215,7 @@ with interrupts.handled(process=True):
 
 def test_a_second_signal_ends_a_slow_cleanup_at_once() -> None:
     proc = subprocess.Popen([sys.executable, "-c", _SLOW_CLEANUP], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, "PYTHONPATH": REPO_ROOT})
+                            text=True, env={**os.environ, "PYTHONPATH": REPO_ROOT}, preexec_fn=_default_signals)
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
         proc.send_signal(signal.SIGTERM)
