@@ -51,7 +51,7 @@ def child_main(conn: Connection, log_path: str, device: str, memory_limit_mb: in
         if message.get("cmd") == "exit":
             break
         try:
-            reply = session.handle(message)
+            reply = session.measured(message)
         except SystemExit as exc:
             print(f"candidate raised SystemExit({exc.code})", file=sys.stderr)
             sys.stderr.flush()
@@ -84,6 +84,17 @@ class _Session:
         if self.cls is None:
             self.cls = load_candidate_class(Path(message["candidate_path"]))
         return self.spec, self.cls
+
+    def measured(self, message: dict[str, Any]) -> dict[str, Any]:
+        """One command, with this process's device memory during it: ``peak_bytes``, its peak allocation, and
+        ``held_bytes``, what stays allocated while the worker judges (the outputs kept for it). The worker adds
+        these to its own to get the evaluation's peak across both processes (issue #28)."""
+        if self.device != "cuda":
+            return self.handle(message)
+        torch.cuda.reset_peak_memory_stats()
+        reply = self.handle(message)
+        reply["peak_bytes"], reply["held_bytes"] = torch.cuda.max_memory_allocated(), torch.cuda.memory_allocated()
+        return reply
 
     def handle(self, message: dict[str, Any]) -> dict[str, Any]:
         self.outputs = {}  # the judge has answered: the previous outputs may go

@@ -68,7 +68,7 @@ def run_candidate(
 
     ``before`` is (:func:`machinery_state`) taken before an already loaded class was imported: code that ran
     at import must not escape the integrity and thread checks. The report also gives each case's bytes (its
-    inputs, one call's outputs, the module's parameters) and this process's peak device memory."""
+    inputs, one call's outputs, the module's parameters)."""
     install_launch_hooks()
     fingerprint, threads_before = before or machinery_state()
     cls = load_candidate_class(candidate) if isinstance(candidate, (str, Path)) else candidate
@@ -118,7 +118,6 @@ def run_candidate(
     report = {"launches_per_forward": sum(launches) / max(len(launches), 1), "compile_s": round(compile_s, 3),
               "run_s": round(run_s, 3), "case_bytes": footprint}
     if device != "cpu":
-        report["peak_bytes"] = torch.cuda.max_memory_allocated()
         torch.cuda.empty_cache()  # what this process no longer uses goes back for the judge's reference
     return report, outputs
 

@@ -145,8 +145,8 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
             cases = {name: row_for(name, timings, case_work) | extra_rows
                      for name, (timings, extra_rows, case_work) in screened.items()}
             del screened
-            return _finish({"cases": cases, "gpu": state, "screened": True, "phases": _rounded(clock.seconds),
-                            "timed_checks": checked, "fresh_inputs": _rule(rules)})
+            return {"cases": cases, "gpu": state, "screened": True, "phases": _rounded(clock.seconds),
+                    "timed_checks": checked, "fresh_inputs": _rule(rules)}
 
     cases: dict[str, Any] = {}
     stale, compiled = False, None
@@ -207,14 +207,8 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
         del reference, candidate, extras
         return measure(spec, cand_cls, candidate_path, device, compile_baseline, peaks, profile, ncu,
                        baseline_dir, None, target_ms, judged_err)
-    return _finish({"cases": cases, "gpu": state, "screened": False, "phases": _rounded(clock.seconds),
-                    "timed_checks": checked, "fresh_inputs": _rule(rules), **extra})
-
-
-def _finish(perf: dict[str, Any]) -> dict[str, Any]:
-    """The reply, with this process's peak device memory (the worker records it: issue #28)."""
-    perf["peak_bytes"] = torch.cuda.max_memory_allocated()
-    return perf
+    return {"cases": cases, "gpu": state, "screened": False, "phases": _rounded(clock.seconds),
+            "timed_checks": checked, "fresh_inputs": _rule(rules), **extra}
 
 
 def _rule(in_place: dict[str, bool]) -> str:

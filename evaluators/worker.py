@@ -94,7 +94,8 @@ class _Judge:
         self.server_pid: int | None = None  # the fork server the last evaluation's candidate process came from
         self._caches: dict[str, Any] = {}
         self._specs: dict[str, Any] = {}
-        self.memory: dict[str, int] = {}  # this evaluation's device memory: peaks per process, the case's bytes
+        self.memory: dict[str, Any] = {}  # this evaluation's device memory: peaks per process and together
+        self._candidate_held = 0  # what the candidate process keeps allocated while this one judges
         self.holder = str(os.getpid())  # this slot's key in the device's memory ledger
         self.notify: Any = None  # (job id, seconds waited) -> None: tells the host a node waits for memory
         self._ledgers: dict[str, Any] = {}
@@ -143,29 +144,41 @@ class _Judge:
             ledger.set_resident(self.holder, self._resident + (cache.held_bytes if cache is not None else 0))
 
     def begin(self, device: str) -> None:
-        """A new evaluation: its memory record starts empty, and so does this process's peak."""
-        self.memory = {"candidate_peak_bytes": 0, "judge_peak_bytes": 0, "case_bytes": 0}
+        """A new evaluation: its memory record starts from what this process already holds (its cache)."""
+        self.memory = {"candidate_peak_bytes": 0, "judge_peak_bytes": 0, "case_bytes": 0, "peak_bytes": 0}
+        self._candidate_held = 0
         if device != "cpu" and "torch" in sys.modules:
             import torch
 
-            torch.cuda.reset_peak_memory_stats()
+            self.memory["judge_held_bytes"] = torch.cuda.memory_allocated()
 
     def note_candidate(self, reply: dict[str, Any]) -> None:
-        """A candidate process's reply: its peak device memory so far, and the bytes of the cases it ran."""
-        self.memory["candidate_peak_bytes"] = max(self.memory.get("candidate_peak_bytes", 0),
-                                                  int(reply.get("peak_bytes") or 0))
+        """A candidate process's reply: its peak during that command (while this process held only what it holds
+        between judgements), what it keeps for the judge, and the bytes of the cases it ran."""
+        peak, held = int(reply.get("peak_bytes") or 0), int(reply.get("held_bytes") or 0)
+        self.memory["candidate_peak_bytes"] = max(self.memory.get("candidate_peak_bytes", 0), peak)
+        self._step(peak + self.memory.get("judge_held_bytes", 0), "candidate")
+        self._candidate_held = held
         sizes = [int(v) for v in (reply.get("case_bytes") or {}).values()]
         self.memory["case_bytes"] = max([self.memory.get("case_bytes", 0), *sizes])
 
+    def _step(self, total: int, where: str) -> None:
+        """One step's device memory across both processes (they take turns: the other one only holds)."""
+        if total > self.memory.get("peak_bytes", 0):
+            self.memory["peak_bytes"], self.memory["peak_in"] = total, where
+
     def release(self, device: str) -> None:
-        """After judging: record this process's peak and hand unused cached blocks back to the GPU, which the
-        next phase (the candidate's timing, another slot's node) needs more than this process's allocator."""
+        """After judging: record this step's peak (with what the candidate process held meanwhile) and hand
+        unused cached blocks back to the GPU, which the next phase (the candidate's timing, another slot's
+        node) needs more than this process's allocator."""
         if device == "cpu":
             return
         import torch
 
-        self.memory["judge_peak_bytes"] = max(self.memory.get("judge_peak_bytes", 0),
-                                              torch.cuda.max_memory_allocated())
+        peak = torch.cuda.max_memory_allocated()
+        self.memory["judge_peak_bytes"] = max(self.memory.get("judge_peak_bytes", 0), peak)
+        self._step(peak + self._candidate_held, "judge")
+        self.memory["judge_held_bytes"] = torch.cuda.memory_allocated()
         if torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > RELEASE_ABOVE:
             torch.cuda.empty_cache()
 
@@ -189,6 +202,10 @@ class _Judge:
             configure_numerics()
             self._caches[device] = ReferenceCache.for_device(device)
         cache = self._caches[device]
+        if device != "cpu":
+            import torch
+
+            torch.cuda.reset_peak_memory_stats()
         try:
             outputs = receive_outputs(message, str(workdir))
             cases = judge(spec, which, device, seeds, outputs, lambda s: cache.calls(spec, which, device, s))
@@ -305,7 +322,7 @@ def _evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
                 status = reply["status"]
             if status != "ok":
                 return finish(EvaluationResult.failure(status, "timing: " + reply["reason"], **base))
-            judge.note_candidate(reply["perf"])
+            judge.note_candidate(reply)
             _apply_timings(result, reply["perf"])
             for key, seconds in reply["perf"].get("phases", {}).items():
                 phases[key] = phases.get(key, 0.0) + seconds
