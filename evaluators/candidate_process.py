@@ -77,6 +77,7 @@ class _Session:
         self.spec: OperatorSpec | None = None
         self.cls: type[torch.nn.Module] | None = None
         self.outputs: dict[str, list[torch.Tensor]] = {}
+        self.seed_check: correctness.SeedCheck | None = None  # the seed between its first and second call
 
     def _load(self, message: dict[str, Any]) -> tuple[OperatorSpec, type[torch.nn.Module]]:
         if self.spec is None:
@@ -119,10 +120,18 @@ class _Session:
         raise ValueError(f"unknown command {command!r}")
 
     def _check(self, message: dict[str, Any]) -> dict[str, Any]:
+        """One call of one seed (``call`` "1" starts the seed, "2" finishes it): the worker judges in between."""
         try:
             spec, cls = self._load(message)
-            report, outputs = correctness.run_candidate(spec, cls, message["which"], self.device, message["seeds"],
-                                                        self.before, bool(message.get("first", True)))
+            if message.get("call", "1") == "1":
+                self.seed_check = correctness.SeedCheck(spec, cls, message["which"], self.device, message["seed"],
+                                                        bool(message.get("first", True)), self.before)
+                outputs = self.seed_check.first_call()
+            else:
+                if self.seed_check is None:
+                    raise ValueError("a seed's second call came before its first")
+                outputs = self.seed_check.second_call()
+            report = self.seed_check.report()
         except CandidateError as exc:
             return {"status": exc.status, "reason": str(exc)}
         except correctness.Rejected as exc:

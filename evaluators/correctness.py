@@ -62,70 +62,127 @@ def run_candidate(
     before: tuple[tuple, int] | None = None, first: bool = True,
 ) -> tuple[dict[str, Any], dict[str, list[torch.Tensor]]]:
     """Run the candidate (a file, or its already loaded class) on every case and seed; returns (report,
-    outputs keyed 'seed/case/call', left on the device for the judge). ``first``: ``seeds[0]`` is the
-    protocol's first seed, where ``compile_s`` (the first call of each case: Triton compiles or loads its
-    kernels) is measured and a third call runs on unwritten inputs.
-
-    ``before`` is (:func:`machinery_state`) taken before an already loaded class was imported: code that ran
-    at import must not escape the integrity and thread checks. The report also gives each case's bytes (its
-    inputs, one call's outputs, the module's parameters)."""
-    install_launch_hooks()
-    fingerprint, threads_before = before or machinery_state()
+    outputs keyed 'seed/case/call'). The evaluator runs each seed as a :class:`SeedCheck`, a call at a time,
+    judging between them; this runs them back to back and keeps every output (tests, small cases)."""
     cls = load_candidate_class(candidate) if isinstance(candidate, (str, Path)) else candidate
+    before = before or machinery_state()
     outputs: dict[str, list[torch.Tensor]] = {}
-    launches: list[int] = []
-    footprint: dict[str, int] = {}
-    compile_s, started = 0.0, time.monotonic()
+    reports = []
     for seed in seeds:
-        is_first = first and seed == seeds[0]
-        inputs_by_case = make_inputs(spec, which, device, seed)
-        reference, candidate_model = build_pair(spec, cls, seed, device, which)
+        check = SeedCheck(spec, cls, which, device, seed, first and seed == seeds[0], before)
+        outputs.update(check.first_call())
+        reports.append(check.report())
+        outputs.update(check.second_call())
+        reports.append(check.report())
+    return merge_reports(reports), outputs
+
+
+class SeedCheck:
+    """One seed of the protocol, in two steps the judge can come between, so that while it runs the reference
+    the candidate holds one call's outputs, not two (issue #28: a transposed conv's evaluation peaked at 3.8x
+    its case with both held).
+
+    ``first_call`` builds the seed's inputs and runs every case on them. ``second_call`` refills the same
+    tensors with the fresh seed's values and runs again (a result memoised on identity, ``data_ptr`` or the
+    version then returns stale data and fails the judge), checks that the first call's outputs did not change
+    meanwhile, drops them, and on the protocol's ``first`` seed calls a third time on the unwritten inputs.
+    ``before`` is :func:`machinery_state` from before the candidate's class was imported."""
+
+    def __init__(self, spec: OperatorSpec, cls: type[torch.nn.Module], which: str, device: str, seed: int,
+                 first: bool, before: tuple[tuple, int]) -> None:
+        self.spec, self.cls, self.which, self.device, self.seed, self.first = spec, cls, which, device, seed, first
+        self.fingerprint, self.threads_before = before
+        self.inputs: dict[str, Case] = {}
+        self.kept: dict[str, tuple[list[torch.Tensor], list[Snapshot]]] = {}
+        self.model: torch.nn.Module | None = None
+        self.launches: list[int] = []
+        self.footprint: dict[str, int] = {}
+        self.compile_s = self.run_s = 0.0
+
+    def first_call(self) -> dict[str, list[torch.Tensor]]:
+        """Every case on the seed's inputs: outputs keyed 'seed/case/1' (kept here until the second call)."""
+        install_launch_hooks()
+        started = time.monotonic()
+        inputs_by_case = make_inputs(self.spec, self.which, self.device, self.seed)
+        reference, self.model = build_pair(self.spec, self.cls, self.seed, self.device, self.which)
         del reference  # only its parameters were needed
-        params = nbytes(list(candidate_model.parameters()) + list(candidate_model.buffers()))
+        params = nbytes(list(self.model.parameters()) + list(self.model.buffers()))
+        outputs = {}
         for name in list(inputs_by_case):
-            inputs = inputs_by_case.pop(name)
+            inputs = self.inputs[name] = inputs_by_case.pop(name)
             t0 = time.monotonic()
-            out1, n1 = _guarded_call(candidate_model, inputs, name)
-            if is_first:
-                _sync(device)
-                compile_s += time.monotonic() - t0
-            kept = [Snapshot(t) for t in out1]
-            # The second call reuses the first call's input tensors, refilled with fresh values: a result
-            # memoised on object identity or data_ptr then returns stale data and fails the judge. The fresh
-            # inputs are built only now, and dropped once copied in.
-            second = refill(inputs, make_inputs(spec, which, device, seed + FRESH_SEED_OFFSET)[name])
-            del inputs
-            out2, n2 = _guarded_call(candidate_model, second, name)
-            for snapshot, after in zip(kept, out1, strict=False):
+            out, launches = _guarded_call(self.model, inputs, name)
+            if self.first:  # the first call of each case: Triton compiles or loads its kernels
+                _sync(self.device)
+                self.compile_s += time.monotonic() - t0
+            self.kept[name] = (out, [Snapshot(t) for t in out])
+            self.footprint[name] = nbytes(inputs) + nbytes(out) + params
+            self.launches.append(launches)
+            outputs[f"{self.seed}/{name}/1"] = [t.detach() for t in out]
+        self._after_untrusted_code(started)
+        return outputs
+
+    def second_call(self) -> dict[str, list[torch.Tensor]]:
+        """Every case on the same tensors refilled with the fresh seed's values: outputs 'seed/case/2'."""
+        started = time.monotonic()
+        outputs = {}
+        assert self.model is not None, "first_call comes first"
+        for name in list(self.inputs):
+            # the fresh inputs are built only now, and dropped once copied in
+            second = refill(self.inputs.pop(name), make_inputs(self.spec, self.which, self.device,
+                                                               self.seed + FRESH_SEED_OFFSET)[name])
+            out, launches = _guarded_call(self.model, second, name)
+            first_out, snapshots = self.kept.pop(name)
+            for snapshot, after in zip(snapshots, first_out, strict=False):
                 if not snapshot.same(after):
                     raise Rejected(f"case {name}: output of the first call changed during the second call "
                                    "(a cached or reused output buffer)")
-            del kept
-            if is_first:
-                _call_again_unwritten(candidate_model, second, name, out1 + out2)
-            footprint[name] = max(footprint.get(name, 0), nbytes(second) + nbytes(out1) + params)
-            outputs[f"{seed}/{name}/1"] = [t.detach() for t in out1]
-            outputs[f"{seed}/{name}/2"] = [t.detach() for t in out2]
-            launches += [n1, n2]
-            del second, out1, out2
-        del inputs_by_case, candidate_model
-    if integrity_fingerprint() != fingerprint:
-        raise Rejected("the candidate modified the evaluator's checking machinery")
-    if threads_started() > threads_before:
-        raise Rejected("the candidate started a thread (work hidden from the op recorder)")
-    _sync(device)
-    run_s = time.monotonic() - started - compile_s
-    report = {"launches_per_forward": sum(launches) / max(len(launches), 1), "compile_s": round(compile_s, 3),
-              "run_s": round(run_s, 3), "case_bytes": footprint}
-    if device != "cpu":
-        torch.cuda.empty_cache()  # what this process no longer uses goes back for the judge's reference
-    return report, outputs
+            del first_out, snapshots  # judged already; the third call needs only the second's storage
+            if self.first:
+                _call_again_unwritten(self.model, second, name, out)
+            self.launches.append(launches)
+            outputs[f"{self.seed}/{name}/2"] = [t.detach() for t in out]
+            del second, out
+        self.model = None
+        self._after_untrusted_code(started)
+        return outputs
+
+    def _after_untrusted_code(self, started: float) -> None:
+        if integrity_fingerprint() != self.fingerprint:
+            raise Rejected("the candidate modified the evaluator's checking machinery")
+        if threads_started() > self.threads_before:
+            raise Rejected("the candidate started a thread (work hidden from the op recorder)")
+        _sync(self.device)
+        self.run_s += time.monotonic() - started
+
+    def report(self) -> dict[str, Any]:
+        """This step's launches per forward, compile and run seconds, and each case's bytes (its inputs, one
+        call's outputs, the module's parameters). Counters restart, so each step reports only its own."""
+        report = {"launches_per_forward": sum(self.launches) / max(len(self.launches), 1),
+                  "compile_s": round(self.compile_s, 3), "run_s": round(max(self.run_s - self.compile_s, 0.0), 3),
+                  "case_bytes": dict(self.footprint)}
+        self.launches, self.compile_s, self.run_s = [], 0.0, 0.0
+        if self.device != "cpu":
+            torch.cuda.empty_cache()  # what this process no longer uses goes back for the judge's reference
+        return report
+
+
+def merge_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several steps' reports as one (launches averaged over steps, seconds summed, bytes at their largest)."""
+    footprint: dict[str, int] = {}
+    for report in reports:
+        for name, size in report["case_bytes"].items():
+            footprint[name] = max(footprint.get(name, 0), size)
+    return {"launches_per_forward": sum(r["launches_per_forward"] for r in reports) / max(len(reports), 1),
+            "compile_s": round(sum(r["compile_s"] for r in reports), 3),
+            "run_s": round(sum(r["run_s"] for r in reports), 3), "case_bytes": footprint}
 
 
 def _call_again_unwritten(model: torch.nn.Module, inputs: Case, case: str, earlier: list[torch.Tensor]) -> None:
     """A third call on the second call's inputs, unwritten since: what a timing loop that reused its inputs
-    would hand over. An output that lives in an earlier call's output storage is a remembered result (a memo
-    keyed on ``data_ptr``, the version counter, ``id()`` or the storage), however it was keyed."""
+    would hand over. An output that lives in the second call's output storage (alive here, so no honest
+    allocation can land there) is a remembered result (a memo keyed on ``data_ptr``, the version counter,
+    ``id()`` or the storage), however it was keyed."""
     again, _ = _guarded_call(model, inputs, case)
     seen = {t.untyped_storage().data_ptr() for t in earlier if t.numel()}
     for j, tensor in enumerate(again):
@@ -219,8 +276,8 @@ def _classify_exception(exc: Exception, case: str) -> CandidateError:
     return CandidateError("runtime_error", text)
 
 
-# seed -> per call (0: the first inputs, 1: the fresh ones), {case: the reference's outputs}
-References = Callable[[int], Iterator[tuple[int, dict[str, list[torch.Tensor]]]]]
+# (seed, calls) -> per call asked for (0: the first inputs, 1: the fresh ones), {case: the reference's outputs}
+References = Callable[[int, tuple[int, ...]], Iterator[tuple[int, dict[str, list[torch.Tensor]]]]]
 CALLS = ("1", "2")  # the names of a seed's two calls in a candidate's outputs ('seed/case/call')
 
 
@@ -262,14 +319,15 @@ class _ExactOnDemand:
 
 def judge(
     spec: OperatorSpec, which: str, device: str, seeds: list[int], outputs: dict[str, list[torch.Tensor]],
-    references: References | None = None,
+    references: References | None = None, calls: tuple[int, ...] = (0, 1),
 ) -> list[CaseResult]:
-    """Compare the candidate's outputs with the reference's, seed by seed and call by call, on the device that
-    produced them (one call's reference outputs, and its float64 ones if asked for, alive at a time)."""
-    references = references or (lambda seed: reference_calls(spec, which, device, seed))
+    """Compare the candidate's outputs with the reference's, seed by seed and call by call (``calls``: which of
+    a seed's calls the outputs hold), on the device that produced them (one call's reference outputs, and its
+    float64 ones if asked for, alive at a time)."""
+    references = references or (lambda seed, wanted: reference_calls(spec, which, device, seed, calls=wanted))
     results: dict[str, CaseResult] = {}
     for seed in seeds:
-        for index, expected_by_case in references(seed):
+        for index, expected_by_case in references(seed, calls):
             call = CALLS[index]
             exact_for = _ExactOnDemand(spec, which, device, seed, index)
             for name, expected in expected_by_case.items():

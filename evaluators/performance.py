@@ -62,10 +62,12 @@ def _quantile(samples: list[float], q: int) -> float:
 
 
 class _Clock:
-    """Seconds per phase of one measurement (what the node's breakdown reports)."""
+    """Seconds per phase of one measurement (what the node's breakdown reports), and the phase in which this
+    process's device memory peaked (where an evaluation's memory goes: issue #28)."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.peak_phase, self._peak = "", 0
 
     @contextlib.contextmanager
     def phase(self, name: str):  # noqa: ANN201 - a context manager
@@ -74,6 +76,9 @@ class _Clock:
             yield
         finally:
             self.add(name, time.monotonic() - t0)
+            peak = torch.cuda.max_memory_allocated() if torch.cuda.is_initialized() else 0
+            if peak > self._peak:
+                self.peak_phase, self._peak = name, peak
 
     def add(self, name: str, seconds: float) -> None:
         self.seconds[name] = self.seconds.get(name, 0.0) + seconds
@@ -146,7 +151,7 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
                      for name, (timings, extra_rows, case_work) in screened.items()}
             del screened
             return {"cases": cases, "gpu": state, "screened": True, "phases": _rounded(clock.seconds),
-                    "timed_checks": checked, "fresh_inputs": _rule(rules)}
+                    "timed_checks": checked, "fresh_inputs": _rule(rules), "peak_phase": clock.peak_phase}
 
     cases: dict[str, Any] = {}
     stale, compiled = False, None
@@ -208,7 +213,7 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
         return measure(spec, cand_cls, candidate_path, device, compile_baseline, peaks, profile, ncu,
                        baseline_dir, None, target_ms, judged_err)
     return {"cases": cases, "gpu": state, "screened": False, "phases": _rounded(clock.seconds),
-            "timed_checks": checked, "fresh_inputs": _rule(rules), **extra}
+            "timed_checks": checked, "fresh_inputs": _rule(rules), "peak_phase": clock.peak_phase, **extra}
 
 
 def _rule(in_place: dict[str, bool]) -> str:

@@ -152,12 +152,12 @@ class _Judge:
 
             self.memory["judge_held_bytes"] = torch.cuda.memory_allocated()
 
-    def note_candidate(self, reply: dict[str, Any]) -> None:
+    def note_candidate(self, reply: dict[str, Any], where: str) -> None:
         """A candidate process's reply: its peak during that command (while this process held only what it holds
         between judgements), what it keeps for the judge, and the bytes of the cases it ran."""
         peak, held = int(reply.get("peak_bytes") or 0), int(reply.get("held_bytes") or 0)
         self.memory["candidate_peak_bytes"] = max(self.memory.get("candidate_peak_bytes", 0), peak)
-        self._step(peak + self.memory.get("judge_held_bytes", 0), "candidate")
+        self._step(peak + self.memory.get("judge_held_bytes", 0), where)
         self._candidate_held = held
         sizes = [int(v) for v in (reply.get("case_bytes") or {}).values()]
         self.memory["case_bytes"] = max([self.memory.get("case_bytes", 0), *sizes])
@@ -167,7 +167,7 @@ class _Judge:
         if total > self.memory.get("peak_bytes", 0):
             self.memory["peak_bytes"], self.memory["peak_in"] = total, where
 
-    def release(self, device: str) -> None:
+    def release(self, device: str, where: str) -> None:
         """After judging: record this step's peak (with what the candidate process held meanwhile) and hand
         unused cached blocks back to the GPU, which the next phase (the candidate's timing, another slot's
         node) needs more than this process's allocator."""
@@ -177,7 +177,7 @@ class _Judge:
 
         peak = torch.cuda.max_memory_allocated()
         self.memory["judge_peak_bytes"] = max(self.memory.get("judge_peak_bytes", 0), peak)
-        self._step(peak + self._candidate_held, "judge")
+        self._step(peak + self._candidate_held, where)
         self.memory["judge_held_bytes"] = torch.cuda.memory_allocated()
         if torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > RELEASE_ABOVE:
             torch.cuda.empty_cache()
@@ -190,8 +190,8 @@ class _Judge:
         return self._specs[path]
 
     def __call__(self, job: dict[str, Any], which: str, device: str, seeds: list[int], message: dict[str, Any],
-                 workdir: Path) -> tuple[str, Any]:
-        from evaluators.correctness import judge
+                 workdir: Path, calls: tuple[int, ...] = (0, 1)) -> tuple[str, Any]:
+        from evaluators.correctness import CALLS, judge
         from evaluators.tensor_transport import TransportError, receive_outputs
 
         spec = self.spec(job["spec_path"])
@@ -208,7 +208,8 @@ class _Judge:
             torch.cuda.reset_peak_memory_stats()
         try:
             outputs = receive_outputs(message, str(workdir))
-            cases = judge(spec, which, device, seeds, outputs, lambda s: cache.calls(spec, which, device, s))
+            cases = judge(spec, which, device, seeds, outputs, lambda s, c: cache.calls(spec, which, device, s, c),
+                          calls)
             del outputs
         except TransportError as exc:
             return "crash", f"candidate outputs could not be read: {exc}"
@@ -224,7 +225,8 @@ class _Judge:
                 import torch
 
                 torch.cuda.ipc_collect()
-            self.release(device)
+            where = f"judge, seed {','.join(map(str, seeds))} call {','.join(CALLS[c] for c in calls)}"
+            self.release(device, where)
         return "ok", cases
 
 
@@ -322,7 +324,7 @@ def _evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
                 status = reply["status"]
             if status != "ok":
                 return finish(EvaluationResult.failure(status, "timing: " + reply["reason"], **base))
-            judge.note_candidate(reply)
+            judge.note_candidate(reply, f"candidate, timing ({reply['perf'].get('peak_phase') or '?'})")
             _apply_timings(result, reply["perf"])
             for key, seconds in reply["perf"].get("phases", {}).items():
                 phases[key] = phases.get(key, 0.0) + seconds
@@ -350,25 +352,27 @@ def _check(runner: Any, judge: _Judge, job: dict[str, Any], paths: dict[str, str
            ) -> tuple[EvaluationResult | None, list[CaseResult], float | None]:
     """Run the candidate on ``seeds`` and judge it: (failure or None, cases, launches per forward).
 
-    One seed at a time, judged before the next is run: the candidate process drops a seed's outputs when it
-    is asked for the next, so the device holds one seed's outputs, not every seed's (issue #28)."""
+    One call of one seed at a time, judged before the next runs: the candidate process drops a call's outputs
+    when it is asked for the next, so the device holds one call's outputs, not every seed's (issue #28)."""
+    from evaluators.correctness import CALLS
+
     base = {"target": job.get("target", "cpu"), "evaluator_version": EVALUATOR_VERSION}
     prefix = "" if label == "candidate" else label + "_"
     launches: list[float] = []
     verdicts: dict[str, CaseResult] = {}
-    for i, seed in enumerate(seeds):
-        message = {"cmd": "check", **paths, "which": which, "seeds": [seed], "first": i == 0}
+    for i, seed, index, call in [(i, s, n, c) for i, s in enumerate(seeds) for n, c in enumerate(CALLS)]:
+        message = {"cmd": "check", **paths, "which": which, "seed": seed, "first": i == 0, "call": call}
         status, reply = runner.request(message, timeout, label)
         if status != "ok":
             return EvaluationResult.failure(status, reply["reason"], **base), [], _mean(launches)
         if reply.get("status", "ok") != "ok":
             return EvaluationResult.failure(reply["status"], reply["reason"], **base), [], _mean(launches)
         launches.append(float(reply.get("launches_per_forward") or 0.0))
-        judge.note_candidate(reply)
+        judge.note_candidate(reply, f"candidate, seed {seed} call {call}")
         phases[prefix + "compile"] = phases.get(prefix + "compile", 0.0) + float(reply.get("compile_s", 0.0))
         phases[prefix + "candidate"] = phases.get(prefix + "candidate", 0.0) + float(reply.get("run_s", 0.0))
         t0 = time.monotonic()
-        status, verdict = judge(job, which, device, [seed], reply["outputs"], workdir)
+        status, verdict = judge(job, which, device, [seed], reply["outputs"], workdir, (index,))
         phases[prefix + "judge"] = phases.get(prefix + "judge", 0.0) + time.monotonic() - t0
         if status != "ok":
             return EvaluationResult.failure(status, "reference check: " + verdict, **base), [], _mean(launches)

@@ -85,8 +85,8 @@ def trace_spec(spec_path: str | Path, production_sizes: bool = False, which: str
     traced.init_key = repr(tuple(test_args))
     traced.state_shapes[traced.init_key] = _shapes(model, traced)
     prod_args = _init_args(spec, "prod")
-    for other in (prod_args, _init_args(spec, "test")):
-        if list(other) != list(test_args) and repr(tuple(other)) not in traced.state_shapes:
+    for other in (prod_args, _test_init_args(spec, which)):
+        if other is not None and list(other) != list(test_args) and repr(tuple(other)) not in traced.state_shapes:
             add_state_shapes(traced, spec.reference_cls, other)
     traced.arg_names = _forward_names(model, len(traced.user_inputs)) or list(traced.user_inputs)
     if production_sizes:
@@ -160,6 +160,19 @@ def _init_args(spec: Any, which: str) -> list[Any]:
     if "which" in inspect.signature(spec.init_args).parameters:
         return spec.init_args(which)
     return spec.init_args()
+
+
+def _test_init_args(spec: Any, which: str) -> list[Any] | None:
+    """The test cases' constructor args, when traced on production: None where the spec has no test case (it
+    cannot be shrunk without changing a structural constant), since a production trace does not need one."""
+    if which == "test":
+        return _init_args(spec, "test")
+    from evaluators.spec import SpecError
+
+    try:
+        return _init_args(spec, "test")
+    except SpecError:
+        return None
 
 
 def _covering_case(cases: list[tuple[Any, ...]]) -> tuple[Any, ...]:

@@ -1,7 +1,7 @@
 # op: swish
-# expect: rejected
-# reason: output of the first call changed during the second call
-# why: returns an unwritten buffer at once and launches the work for call k at the start of call k+1, outside call k's timed window; the late write lands in the first call's output during the second call (unwritten when returned: NaN for the judge and the timed-output sample)
+# expect: incorrect
+# reason: seed 0, first call
+# why: returns an unwritten buffer at once and launches the work for call k at the start of call k+1, outside call k's timed window; the judge reads each call's output before the next call runs, so it sees the first call's output unwritten (NaN on the CPU, whatever the fresh allocation holds on a GPU; the timed-output sample sees the same)
 import torch
 import torch.nn as nn
 import triton

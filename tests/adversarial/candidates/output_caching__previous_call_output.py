@@ -1,7 +1,7 @@
 # op: swish
 # expect: incorrect
-# reason: fresh-input call
-# why: does the real work every call but returns the previous call's output (the first call its own): every call launches a full kernel and allocates, yet each answer is one call late
+# reason: seed 0
+# why: does the real work every call but returns the previous call's output (the first call its own): every call launches a full kernel and allocates, yet each answer is one call late (with several cases, the second case's first call returns the first case's output; with one, the fresh-input call returns the first call's)
 import torch
 import torch.nn as nn
 import triton
