@@ -295,10 +295,19 @@ def reference_calls(spec: OperatorSpec, which: str, device: str, seed: int, exac
         expected = {}
         with torch.no_grad():
             for name in list(cases):
-                expected[name] = [t.detach() for t in flatten_outputs(reference(*cast(cases.pop(name))))]
+                expected[name] = [compact(t.detach()) for t in flatten_outputs(reference(*cast(cases.pop(name))))]
         del cases
         yield index, expected
         del expected
+
+
+def compact(tensor: torch.Tensor) -> torch.Tensor:
+    """The tensor in storage of its own size when it is a view of a much larger one (a loss's 0-d mean can be
+    a view of its elementwise buffer: on an H100 the judge kept six 4.3 GB buffers alive for six 4-byte
+    results of a Huber loss, counted as 24 bytes)."""
+    if tensor.untyped_storage().nbytes() > 2 * tensor.numel() * tensor.element_size() + 4096:
+        return tensor.clone()
+    return tensor
 
 
 class _ExactOnDemand:

@@ -70,3 +70,22 @@ def test_a_full_reference_cache_admits_nothing_more_and_keeps_its_hits() -> None
                 assert index in (0, 1)
     assert cache.held_bytes == one_call <= cache.max_bytes
     assert cache.hits == 1 and cache.misses == 11
+
+
+def test_a_reference_output_that_views_a_larger_buffer_is_kept_compact(tmp_path) -> None:
+    """A loss's mean can be a 0-d view of its elementwise buffer: the judge (and its cache) must hold 4 bytes,
+    not the buffer the view keeps alive."""
+    spec_file = tmp_path / "huber.py"
+    spec_file.write_text(
+        "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+        "    def forward(self, a, b):\n        return torch.nn.functional.smooth_l1_loss(a, b)\n\n\n"
+        "def get_inputs():\n    return [torch.rand(200, 200), torch.rand(200, 200)]\n\n\n"
+        "def get_init_inputs():\n    return []\n")
+    spec = load_spec(str(spec_file))
+    raw = torch.nn.functional.smooth_l1_loss(torch.rand(300, 300), torch.rand(300, 300))
+    assert raw.untyped_storage().nbytes() > 1000, "this torch no longer returns a view: pick another example"
+    cache = ReferenceCache(1 << 20)
+    for _, expected in cache.calls(spec, "test", "cpu", 0):
+        [[out]] = expected.values()
+        assert out.untyped_storage().nbytes() == out.element_size()
+    assert cache.held_bytes == 2 * 4
