@@ -185,10 +185,26 @@ def row_for(result: dict[str, Any], seconds: float) -> dict[str, Any]:
            "speedup_vs_compile": result.get("speedup_vs_compile"), "gpu": (extra.get("gpu") or {}).get("name"),
            **{k: memory.get(k) for k in ("case_bytes", "peak_bytes", "peak_in", "candidate_peak_bytes",
                                          "judge_peak_bytes", "judge_held_bytes")}}
+    row["scratch_bytes"] = memory.get("scratch_bytes") or {}
     if row["case_bytes"] and row["peak_bytes"]:
         row["ratio"] = row["peak_bytes"] / row["case_bytes"]
         row["within_bound"] = row["peak_bytes"] <= bound(row["case_bytes"])
+        # the evaluator's part: the peak less the working memory (beyond its outputs) of the kernel that can have
+        # run at the peak: at most one runs at a time, and what the others needed was freed when they returned
+        row["kernel_scratch_bytes"] = max((v for k, v in row["scratch_bytes"].items()
+                                           if k in running_at(row.get("peak_in") or "")), default=0)
+        row["evaluator_bytes"] = row["peak_bytes"] - row["kernel_scratch_bytes"]
+        row["evaluator_within_bound"] = row["evaluator_bytes"] <= bound(row["case_bytes"])
     return row
+
+
+def running_at(peak_in: str) -> set[str]:
+    """The kernels that may have been running at the evaluation's peak, from the step it names."""
+    if peak_in.startswith("judge"):
+        return {"reference"}
+    if "timing" in peak_in:  # candidate, eager and compile take turns; the sampled check runs the reference
+        return {"candidate", "eager", "compile"}
+    return {"candidate"}
 
 
 def summary_line(row: dict[str, Any]) -> str:
@@ -216,16 +232,20 @@ def read_rows(paths: list[Path]) -> list[dict[str, Any]]:
 def write(rows: list[dict[str, Any]], stem: Path, meta: dict[str, Any]) -> None:
     measured = [r for r in rows if r.get("ratio") is not None]
     over = [r for r in measured if not r["within_bound"]]
+    evaluator_over = [r for r in measured if not r.get("evaluator_within_bound", r["within_bound"])]
     worst = max(measured, key=lambda r: r["peak_bytes"] - bound(r["case_bytes"]), default=None)
     largest = max(measured, key=lambda r: r["ratio"], default=None)
     summary = {"problems": len(rows), "measured": len(measured), "within_bound": len(measured) - len(over),
                "over_bound": [r["problem"] for r in over],
+               "evaluator_within_bound": len(measured) - len(evaluator_over),
+               "evaluator_over_bound": [r["problem"] for r in evaluator_over],
                "worst_against_bound": worst and worst["problem"], "largest_ratio": largest and largest["problem"]}
     stem.with_suffix(".json").write_text(json.dumps({**meta, "summary": summary, "rows": rows}, indent=1) + "\n")
     lines = [f"# Device memory of one evaluation at published sizes ({meta.get('gpu', '?')})", "",
              f"{meta['date']}, {meta.get('gpu')}, torch {meta.get('torch')}, triton {meta.get('triton')}, "
              f"commit {meta.get('commit')}. Command: `{meta['command']}`.", "",
-             f"**{summary['within_bound']} of {len(measured)} measured evaluations within 3x the case + 1 GiB**"
+             f"**{summary['within_bound']} of {len(measured)} measured evaluations within 3x the case + 1 GiB; "
+             f"{summary['evaluator_within_bound']} of {len(measured)} once the kernels' own scratch is set apart**"
              f" ({len(rows) - len(measured)} of {len(rows)} problems not measured: no draft, or no memory record)."]
     if worst is not None:
         lines.append(f"Worst against the bound: `{worst['problem']}`, {gb(worst['peak_bytes'])} for a "
@@ -234,16 +254,27 @@ def write(rows: list[dict[str, Any]], stem: Path, meta: dict[str, Any]) -> None:
                      f"{gb(largest['case_bytes'])} case.")
     lines += ["", "Peak: the evaluation's allocations in both processes at once (`torch.cuda.max_memory_allocated` "
               "per step: the active process's peak plus what the other holds). Driver: the device's used memory "
-              "(NVML) above what it was before the evaluation, including the candidate process's CUDA context.", "",
-              "| problem | verdict | case | peak | ratio | bound | within | peak in | driver | seconds |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "(NVML) above what it was before the evaluation, including the candidate process's CUDA context. "
+              "Kernel scratch: the most that the kernel running at the peak (the candidate in a check, the judge's "
+              "reference in a judgement, the candidate, eager or compile in timing) needed beyond its outputs while "
+              "it ran: its own working memory (a draft's intermediates, cuDNN's workspace). Evaluator = peak less "
+              "that: what the evaluator itself held.", "",
+              "| problem | verdict | case | peak | ratio | bound | within | peak in | kernel scratch (whose) | "
+              "evaluator | within | driver | seconds |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: -(r.get("ratio") or 0)):
         if r.get("ratio") is None:
-            lines.append(f"| {r['problem']} | {r['status']}: {r.get('reason', '')[:80]} | | | | | | | | |")
+            lines.append(f"| {r['problem']} | {r['status']}: {r.get('reason', '')[:80]} |" + " |" * 11)
             continue
+        scratch = r.get("scratch_bytes") or {}
+        mine = {k: v for k, v in scratch.items() if k in running_at(r.get("peak_in") or "")}
+        whose = max(mine, key=mine.get) if mine else "-"
+        own = r.get("evaluator_within_bound")
         lines.append(f"| {r['problem']} | {r['status']} | {gb(r['case_bytes'])} | {gb(r['peak_bytes'])} | "
                      f"{r['ratio']:.2f}x | {gb(bound(r['case_bytes']))} | {'yes' if r['within_bound'] else '**no**'}"
-                     f" | {r.get('peak_in')} | {gb(r.get('driver_peak_bytes'))} | {r.get('eval_s')} |")
+                     f" | {r.get('peak_in')} | {gb(r.get('kernel_scratch_bytes'))} ({whose}) | "
+                     f"{gb(r.get('evaluator_bytes'))} | {'-' if own is None else 'yes' if own else '**no**'} | "
+                     f"{gb(r.get('driver_peak_bytes'))} | {r.get('eval_s')} |")
     stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
 
 

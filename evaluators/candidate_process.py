@@ -25,7 +25,7 @@ import torch
 import torch._dynamo  # noqa: F401 - the guard's first TorchDispatchMode imports it (~3 s): pay it in the server
 import triton  # noqa: F401
 
-from evaluators import correctness, performance  # noqa: F401 - preloaded with the server
+from evaluators import correctness, memory_probe, performance  # noqa: F401 - preloaded with the server
 from evaluators.candidate import CandidateError, load_candidate_class
 from evaluators.numerics import configure_numerics
 from evaluators.spec import OperatorSpec, load_spec
@@ -88,13 +88,15 @@ class _Session:
 
     def measured(self, message: dict[str, Any]) -> dict[str, Any]:
         """One command, with this process's device memory during it: ``peak_bytes``, its peak allocation, and
-        ``held_bytes``, what stays allocated while the worker judges (the outputs kept for it). The worker adds
-        these to its own to get the evaluation's peak across both processes (issue #28)."""
+        ``held_bytes``, what stays allocated while the worker judges (the outputs kept for it), and
+        ``scratch_bytes``, the kernels' own working memory beyond their outputs (:mod:`evaluators.memory_probe`).
+        The worker adds these to its own to get the evaluation's peak across both processes (issue #28)."""
         if self.device != "cuda":
             return self.handle(message)
-        torch.cuda.reset_peak_memory_stats()
+        memory_probe.reset()
         reply = self.handle(message)
-        reply["peak_bytes"], reply["held_bytes"] = torch.cuda.max_memory_allocated(), torch.cuda.memory_allocated()
+        reply["peak_bytes"], reply["held_bytes"] = memory_probe.peak(), torch.cuda.memory_allocated()
+        reply["scratch_bytes"] = memory_probe.scratches()
         return reply
 
     def handle(self, message: dict[str, Any]) -> dict[str, Any]:

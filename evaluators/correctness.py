@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from evaluators import memory_probe
 from evaluators.candidate import (
     CandidateError,
     build_pair,
@@ -111,7 +112,8 @@ class SeedCheck:
         for name in list(inputs_by_case):
             inputs = self.inputs[name] = inputs_by_case.pop(name)
             t0 = time.monotonic()
-            out, launches = _guarded_call(self.model, inputs, name)
+            (out, launches), _ = memory_probe.working_set(lambda m=self.model, i=inputs, n=name: _guarded_call(m, i, n),
+                                                          "candidate")
             if self.first:  # the first call of each case: Triton compiles or loads its kernels
                 _sync(self.device)
                 self.compile_s += time.monotonic() - t0
@@ -295,7 +297,11 @@ def reference_calls(spec: OperatorSpec, which: str, device: str, seed: int, exac
         expected = {}
         with torch.no_grad():
             for name in list(cases):
-                expected[name] = [compact(t.detach()) for t in flatten_outputs(reference(*cast(cases.pop(name))))]
+                args = cast(cases.pop(name))
+                out, _ = memory_probe.working_set(lambda a=args: reference(*a), None if exact else "reference")
+                del args
+                expected[name] = [compact(t.detach()) for t in flatten_outputs(out)]
+                del out
         del cases
         yield index, expected
         del expected

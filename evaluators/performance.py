@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from evaluators import EVALUATOR_VERSION
+from evaluators import EVALUATOR_VERSION, memory_probe
 from evaluators.baselines import BaselineCache, cache_key
 from evaluators.candidate import build_pair
 from evaluators.comparison import compare
@@ -76,7 +76,7 @@ class _Clock:
             yield
         finally:
             self.add(name, time.monotonic() - t0)
-            peak = torch.cuda.max_memory_allocated() if torch.cuda.is_initialized() else 0
+            peak = memory_probe.peak()
             if peak > self._peak:
                 self.peak_phase, self._peak = name, peak
 
@@ -174,8 +174,9 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
                 if need_compile:  # Inductor and Triton compile on the host, outside the device lock
                     compiled = static_compile(reference, inputs)
                     fns["compile"] = lambda m=compiled, r=rotation: m(*r.current())
-                for fn in fns.values():
-                    fn()
+                for label, fn in fns.items():  # each kernel's own working memory, apart from the evaluator's
+                    out, _ = memory_probe.working_set(fn, label)
+                    del out
                 torch.cuda.synchronize()
             with torch.no_grad(), exclusive_device(torch.cuda.current_device()) as waited, clock.phase("timing"):
                 timings = interleaved_timings(fns, target_ms_per_fn=target_ms, fresh=rotation,

@@ -101,6 +101,7 @@ class _Judge:
         self._ledgers: dict[str, Any] = {}
         self._resident = 0
         self._case_bytes: dict[tuple[str, str], int | None] = {}
+        self._peaks: dict[tuple[str, str], int] = {}  # the largest evaluation peak measured per (spec, cases)
 
     def ledger(self, device: str) -> Any:
         """This device's memory ledger (None on the CPU interpreter, unless a capacity is stated for tests)."""
@@ -138,10 +139,21 @@ class _Judge:
         measured = self.memory.get("case_bytes") or 0
         if measured:
             self._case_bytes[(spec_path, which)] = max(measured, self._case_bytes.get((spec_path, which)) or 0)
+        key = (spec_path, which)
+        self._peaks[key] = max(self._peaks.get(key, 0), int(self.memory.get("peak_bytes") or 0))
         cache = self._caches.get(device)
         ledger = self._ledgers.get(device)
         if ledger is not None:
             ledger.set_resident(self.holder, self._resident + (cache.held_bytes if cache is not None else 0))
+
+    def reservation(self, spec_path: str, which: str) -> int:
+        """What admission reserves for an evaluation of this spec: the estimate from its case's bytes, or more
+        where an earlier evaluation here measured more (a kernel's own scratch, cuDNN's workspace under an
+        eager convolution, can be gigabytes on a small case), with a tenth for another candidate's variation."""
+        from evaluators.admission import estimated_peak
+
+        measured = self._peaks.get((spec_path, which), 0)
+        return max(estimated_peak(self.case_bytes(spec_path, which) or 0), measured + measured // 10)
 
     def begin(self, device: str) -> None:
         """A new evaluation: its memory record starts from what this process already holds (its cache)."""
@@ -156,11 +168,19 @@ class _Judge:
         """A candidate process's reply: its peak during that command (while this process held only what it holds
         between judgements), what it keeps for the judge, and the bytes of the cases it ran."""
         peak, held = int(reply.get("peak_bytes") or 0), int(reply.get("held_bytes") or 0)
+        self._scratch(reply.get("scratch_bytes") or {})
         self.memory["candidate_peak_bytes"] = max(self.memory.get("candidate_peak_bytes", 0), peak)
         self._step(peak + self.memory.get("judge_held_bytes", 0), where)
         self._candidate_held = held
         sizes = [int(v) for v in (reply.get("case_bytes") or {}).values()]
         self.memory["case_bytes"] = max([self.memory.get("case_bytes", 0), *sizes])
+
+    def _scratch(self, seen: dict[str, int]) -> None:
+        """The kernels' own working memory beyond their outputs (candidate, eager, compile, reference), largest
+        per kernel: part of the peak, but the kernels', not the evaluator's (evaluators/memory_probe.py)."""
+        mine = self.memory.setdefault("scratch_bytes", {})
+        for label, size in seen.items():
+            mine[label] = max(mine.get(label, 0), int(size))
 
     def _step(self, total: int, where: str) -> None:
         """One step's device memory across both processes (they take turns: the other one only holds)."""
@@ -175,7 +195,10 @@ class _Judge:
             return
         import torch
 
-        peak = torch.cuda.max_memory_allocated()
+        from evaluators import memory_probe
+
+        peak = memory_probe.peak()
+        self._scratch(memory_probe.scratches())
         self.memory["judge_peak_bytes"] = max(self.memory.get("judge_peak_bytes", 0), peak)
         self._step(peak + self._candidate_held, where)
         self.memory["judge_held_bytes"] = torch.cuda.memory_allocated()
@@ -203,9 +226,9 @@ class _Judge:
             self._caches[device] = ReferenceCache.for_device(device)
         cache = self._caches[device]
         if device != "cpu":
-            import torch
+            from evaluators import memory_probe
 
-            torch.cuda.reset_peak_memory_stats()
+            memory_probe.reset()
         try:
             outputs = receive_outputs(message, str(workdir))
             cases = judge(spec, which, device, seeds, outputs, lambda s, c: cache.calls(spec, which, device, s, c),
@@ -241,13 +264,15 @@ def evaluate(job: dict[str, Any], judge: _Judge) -> EvaluationResult:
         return _evaluate(job, judge)
     which = job.get("cases", "test" if device == "cpu" else "prod")
     case = judge.case_bytes(job["spec_path"], which)
-    need = estimated_peak(case or 0)
+    need = judge.reservation(job["spec_path"], which)
     notify = judge.notify or (lambda waited: None)
     try:
         with ledger.reserve(judge.holder, need, on_wait=lambda waited: notify(job.get("id"), waited)) as waited:
             result = _evaluate(job, judge)
     except TooLarge as exc:
         basis = f"{PEAK_RATIO:g}x its case's {case / 2**30:.2f} GiB plus 1 GiB" if case else "its minimum"
+        if need > estimated_peak(case or 0):
+            basis = "what an earlier evaluation of it used, and a tenth more"
         return EvaluationResult.failure("too_large", f"not run: {exc}; an evaluation of this problem needs {basis}",
                                         target=job.get("target", "cpu"), evaluator_version=EVALUATOR_VERSION)
     result.extra["admission"] = {"reserved_bytes": need, "case_bytes": case, "waited_s": round(waited, 3)}
