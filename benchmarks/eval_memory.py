@@ -160,7 +160,8 @@ def measure(files: list[Path], args: argparse.Namespace) -> None:
             if key(path) in done:
                 continue
             source, why = draft_for(path, Path(args.drafts) if args.drafts else None, args.hw)
-            row: dict[str, Any] = {"problem": key(path), "estimated_case_bytes": estimated_case_bytes(path)}
+            row: dict[str, Any] = {"problem": key(path), "estimated_case_bytes": estimated_case_bytes(path),
+                                   "commit": os.environ.get("KE_COMMIT")}
             if source is None:
                 row.update(status="no draft", reason=why)
             else:
@@ -183,6 +184,7 @@ def row_for(result: dict[str, Any], seconds: float) -> dict[str, Any]:
     row = {"status": result.get("status"), "reason": (result.get("reason") or "")[:200],
            "eval_s": round(seconds, 1), "speedup_vs_eager": result.get("speedup_vs_eager"),
            "speedup_vs_compile": result.get("speedup_vs_compile"), "gpu": (extra.get("gpu") or {}).get("name"),
+           "torch": (extra.get("gpu") or {}).get("torch"), "triton": (extra.get("gpu") or {}).get("triton"),
            **{k: memory.get(k) for k in ("case_bytes", "peak_bytes", "peak_in", "candidate_peak_bytes",
                                          "judge_peak_bytes", "judge_held_bytes")}}
     row["scratch_bytes"] = memory.get("scratch_bytes") or {}
@@ -260,11 +262,11 @@ def write(rows: list[dict[str, Any]], stem: Path, meta: dict[str, Any]) -> None:
               "it ran: its own working memory (a draft's intermediates, cuDNN's workspace). Evaluator = peak less "
               "that: what the evaluator itself held.", "",
               "| problem | verdict | case | peak | ratio | bound | within | peak in | kernel scratch (whose) | "
-              "evaluator | within | driver | seconds |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "evaluator | within | driver | seconds | commit |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: -(r.get("ratio") or 0)):
         if r.get("ratio") is None:
-            lines.append(f"| {r['problem']} | {r['status']}: {r.get('reason', '')[:80]} |" + " |" * 11)
+            lines.append(f"| {r['problem']} | {r['status']}: {r.get('reason', '')[:80]} |" + " |" * 12)
             continue
         scratch = r.get("scratch_bytes") or {}
         mine = {k: v for k, v in scratch.items() if k in running_at(r.get("peak_in") or "")}
@@ -274,7 +276,7 @@ def write(rows: list[dict[str, Any]], stem: Path, meta: dict[str, Any]) -> None:
                      f"{r['ratio']:.2f}x | {gb(bound(r['case_bytes']))} | {'yes' if r['within_bound'] else '**no**'}"
                      f" | {r.get('peak_in')} | {gb(r.get('kernel_scratch_bytes'))} ({whose}) | "
                      f"{gb(r.get('evaluator_bytes'))} | {'-' if own is None else 'yes' if own else '**no**'} | "
-                     f"{gb(r.get('driver_peak_bytes'))} | {r.get('eval_s')} |")
+                     f"{gb(r.get('driver_peak_bytes'))} | {r.get('eval_s')} | {r.get('commit') or '?'} |")
     stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
 
 
@@ -291,18 +293,20 @@ def main() -> None:
     parser.add_argument("--merge", nargs="*", help="row files to merge instead of measuring")
     parser.add_argument("--write", help="results stem: writes STEM.json and STEM.md")
     parser.add_argument("--command", default=" ".join(sys.argv), help="the command recorded in the results")
+    parser.add_argument("--torch", help="torch version, for rows that do not record it")
+    parser.add_argument("--triton", help="triton version, for rows that do not record it")
     args = parser.parse_args()
     if args.merge is None:
         files = shard(problem_files(Path(args.problems), args.levels.split(","), args.only), args.shard)
         measure(files, args)
     if args.write:
         rows = read_rows([Path(p) for p in (args.merge or [args.out])])
-        import torch
-        import triton
 
-        gpus = sorted({r["gpu"] for r in rows if r.get("gpu")})
-        meta = {"date": dt.date.today().isoformat(), "gpu": ", ".join(gpus) or None, "torch": torch.__version__,
-                "triton": triton.__version__, "commit": os.environ.get("KE_COMMIT"), "command": args.command}
+        def seen(field: str, given: str | None) -> str:
+            return given or ", ".join(sorted({str(r[field]) for r in rows if r.get(field)})) or "?"
+
+        meta = {"date": dt.date.today().isoformat(), "gpu": seen("gpu", None), "torch": seen("torch", args.torch),
+                "triton": seen("triton", args.triton), "commit": seen("commit", None), "command": args.command}
         write(rows, Path(args.write), meta)
 
 
