@@ -254,6 +254,8 @@ def write(rows: list[dict[str, Any]], stem: Path, meta: dict[str, Any]) -> None:
                      f"{gb(worst['case_bytes'])} case ({worst['ratio']:.2f}x; bound {gb(bound(worst['case_bytes']))}"
                      f"). Largest ratio: `{largest['problem']}`, {largest['ratio']:.2f}x of a "
                      f"{gb(largest['case_bytes'])} case.")
+    if meta.get("notes"):
+        lines += ["", meta["notes"].strip()]
     lines += ["", "Peak: the evaluation's allocations in both processes at once (`torch.cuda.max_memory_allocated` "
               "per step: the active process's peak plus what the other holds). Driver: the device's used memory "
               "(NVML) above what it was before the evaluation, including the candidate process's CUDA context. "
@@ -293,6 +295,7 @@ def main() -> None:
     parser.add_argument("--merge", nargs="*", help="row files to merge instead of measuring")
     parser.add_argument("--write", help="results stem: writes STEM.json and STEM.md")
     parser.add_argument("--command", default=" ".join(sys.argv), help="the command recorded in the results")
+    parser.add_argument("--notes", help="a markdown file of findings, put under the headline")
     parser.add_argument("--torch", help="torch version, for rows that do not record it")
     parser.add_argument("--triton", help="triton version, for rows that do not record it")
     args = parser.parse_args()
@@ -306,7 +309,8 @@ def main() -> None:
             return given or ", ".join(sorted({str(r[field]) for r in rows if r.get(field)})) or "?"
 
         meta = {"date": dt.date.today().isoformat(), "gpu": seen("gpu", None), "torch": seen("torch", args.torch),
-                "triton": seen("triton", args.triton), "commit": seen("commit", None), "command": args.command}
+                "triton": seen("triton", args.triton), "commit": seen("commit", None), "command": args.command,
+                "notes": Path(args.notes).read_text() if args.notes else ""}
         write(rows, Path(args.write), meta)
 
 
