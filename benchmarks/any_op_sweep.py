@@ -39,8 +39,8 @@ class Problem:
     bandwidth_bound: bool = False
 
 
-def problems(only: str | None) -> list[Path]:
-    files = sorted(CORPUS.glob("level*/*.py"))
+def problems(only: str | None, corpus: Path = CORPUS) -> list[Path]:
+    files = sorted(corpus.glob("level*/*.py"))
     if only:
         files = [f for f in files if any(fnmatch.fnmatch(f"{f.parent.name}/{f.stem}", p) for p in only.split(","))]
     return files
@@ -156,11 +156,14 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=300.0, help="per-phase evaluation timeout (s)")
     parser.add_argument("--only", default=None, help="comma-separated globs over 'levelN/stem'")
+    parser.add_argument("--corpus", type=Path, default=CORPUS,
+                        help="a folder of level*/ problem files (default: the project's own corpus); e.g. a copy "
+                             "of ../shared/kernelbench, read as data")
     parser.add_argument("--state-dir", type=Path, required=True)
     parser.add_argument("--write", default=None, help="output prefix for .json and .md")
     parser.add_argument("--matrix-only", action="store_true", help="rebuild the matrix from the store, run nothing")
     args = parser.parse_args()
-    files = problems(args.only)
+    files = problems(args.only, args.corpus.resolve())
     args.state_dir.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "kernelevolve.cli.main", "campaign",
                str(write_campaign(files, args, args.state_dir)), "--state-dir", str(args.state_dir)]

@@ -9,6 +9,7 @@
 #     ke eval first (benchmarks/adversarial_gpu.py), then the any-op sweep at budget 4
 #   ONLY='level3/*' ... start   # the sweep over some problems only (any_op_sweep.py --only)
 #   KE_COMMIT=<sha> ... start   # the commit the result files name (a device copy's git HEAD can be stale)
+#   CORPUS=.kb ONLY='level1/*,level2/*' ... start   # another problem folder (KernelBench copied to .kb/, carried)
 #   TP_ONLY=1 TP_PLAN="2:16 1:8 2:16 P:8" bash benchmarks/x2_session.sh start   # throughput runs alone
 #     (GPUS:SLOTS; P:SLOTS runs one separate search per GPU at the same time)
 # What it runs: a warm-up search over every GPU (so no measured set-up pays the cold Triton/Inductor caches),
@@ -59,7 +60,7 @@ run)
   fi
   if [ -f .probe/anyop_state.tgz ] && [ ! -d "$state" ]; then tar -xzf .probe/anyop_state.tgz -C "$work"; fi
   python3 benchmarks/any_op_sweep.py --hw $hw --budget ${BUDGET:-8} --concurrency ${CONC:-$((12 * gpus))} --state-dir "$state" \
-    ${ONLY:+--only "$ONLY"} --write "$work/any_op_$hw" > "$work/sweep.log" 2>&1
+    ${ONLY:+--only "$ONLY"} ${CORPUS:+--corpus "$CORPUS"} --write "$work/any_op_$hw" > "$work/sweep.log" 2>&1
   echo "rc $?" > "$work/sweep_done" ;;
 poll)
   end=$((SECONDS + ${WAIT:-0}))
@@ -71,7 +72,8 @@ poll)
     pkill -f any_op_sweep.py; pkill -f kernelevolve.cli.main; sleep 8; pkill -9 -f kernelevolve
     tar -czf "$OUT/anyop_state.tgz" -C "$work" anyop
     PYTHONPATH=/tmp/site python3 benchmarks/any_op_sweep.py --hw $hw --budget ${BUDGET:-8} --state-dir "$state" \
-      ${ONLY:+--only "$ONLY"} --matrix-only --write "$OUT/any_op_${hw}_partial" > /dev/null 2>&1
+      ${ONLY:+--only "$ONLY"} ${CORPUS:+--corpus "$CORPUS"} --matrix-only --write "$OUT/any_op_${hw}_partial" \
+      > /dev/null 2>&1
   fi
   cp "$work"/any_op_$hw.* "$OUT/" 2>/dev/null; ls "$OUT" ;;
 *) echo "usage: $0 start|poll (run: what start detaches)" >&2; exit 2 ;;
