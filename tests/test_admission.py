@@ -158,3 +158,20 @@ def test_a_search_whose_problem_cannot_fit_stops_in_one_line_with_too_large_node
                            str(state)], capture_output=True, text=True, timeout=120)
     (run,) = json.loads(runs.stdout)["runs"]
     assert run["status"] == "failed"
+
+
+def test_a_problem_that_measured_more_than_its_estimate_reserves_what_it_measured() -> None:
+    """A kernel's own scratch (cuDNN's workspace, a draft's intermediates) can take an evaluation past 3x its case;
+    the next node of that problem reserves the measured peak and a tenth, never less than the estimate."""
+    from evaluators.slot_judge import SlotJudge
+
+    judge = SlotJudge()
+    spec, which = str(SWISH), "test"
+    estimate = estimated_peak(judge.case_bytes(spec, which) or 0)
+    assert judge.reservation(spec, which) == estimate
+    judge.memory = {"case_bytes": 0, "peak_bytes": 3 * estimate}
+    judge.learned(spec, which, "cpu")
+    assert judge.reservation(spec, which) == 3 * estimate + (3 * estimate) // 10
+    judge.memory = {"case_bytes": 0, "peak_bytes": estimate // 2}  # a leaner candidate does not lower it
+    judge.learned(spec, which, "cpu")
+    assert judge.reservation(spec, which) == 3 * estimate + (3 * estimate) // 10
