@@ -82,6 +82,59 @@ def matrix(state_dir: Path, files: list[Path]) -> list[dict[str, Any]]:
     return rows
 
 
+LOSSES = {"out of memory": ("out of memory",), "harness": ("evaluator error", "harness", "fork server", "worker died",
+                                                          "slot lost")}
+
+
+def node_tally(state_dir: Path, files: list[Path]) -> dict[str, Any]:
+    """Every node of the sweep's runs by status, and the nodes lost to device memory or to the harness (their
+    reason names it): the count issue #28 asks to be zero at published sizes."""
+    from kernelevolve.state import resolve_state
+    from kernelevolve.store.metadata import MetadataStore
+
+    meta = MetadataStore(resolve_state(str(state_dir), None).db_path)
+    wanted = {f.parts[-2:] for f in files}
+    statuses: dict[str, int] = {}
+    lost: dict[str, list[str]] = {name: [] for name in LOSSES}
+    for run in meta.list_runs():
+        if Path(run.op_path).parts[-2:] not in wanted:
+            continue
+        for node in meta.nodes(run.run_id):
+            statuses[node.status] = statuses.get(node.status, 0) + 1
+            reason = (node.reason or "").lower()
+            for name, marks in LOSSES.items():
+                if any(mark in reason for mark in marks):
+                    lost[name].append(f"{Path(run.op_path).parent.name}/{Path(run.op_path).stem}#{node.node_id}: "
+                                      f"{' '.join((node.reason or '').split())[:160]}")
+    return {"nodes": sum(statuses.values()), "statuses": statuses, "lost": lost}
+
+
+def shard(files: list[Path], which: str | None) -> list[Path]:
+    """``i/n``: every n-th problem from i (problems in file order), for one sweep per GPU of a host."""
+    if not which:
+        return files
+    i, n = (int(x) for x in which.split("/"))
+    return files[i::n]
+
+
+def merged(paths: list[Path]) -> dict[str, Any]:
+    """Several shards' reports as one: rows and node tallies joined, the summary recomputed."""
+    reports = [json.loads(p.read_text()) for p in paths]
+    rows = sorted((r for rep in reports for r in rep["rows"]), key=lambda r: r["op"])
+    tally: dict[str, Any] = {"nodes": 0, "statuses": {}, "lost": {name: [] for name in LOSSES}}
+    for rep in reports:
+        part = rep.get("tally") or {}
+        tally["nodes"] += part.get("nodes", 0)
+        for status, n in (part.get("statuses") or {}).items():
+            tally["statuses"][status] = tally["statuses"].get(status, 0) + n
+        for name, items in (part.get("lost") or {}).items():
+            tally["lost"].setdefault(name, []).extend(items)
+    first = reports[0]
+    return {**first, "seconds": max(r["seconds"] for r in reports), "levels": summary(rows), "rows": rows,
+            "tally": tally, "shards": len(reports),
+            "command": " ; ".join(sorted({r["command"] for r in reports}))}
+
+
 def _shrunk(objects: Any, run: Any) -> dict | None:
     """The production sizes the cpu interpreter's test inputs were shrunk from (the run's first evaluation)."""
     if run is None:
@@ -132,6 +185,14 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {level} | {s['correct']}/{s['total']} | {s['rate']:.0%} | {s['goal']:.0%} | "
                      f"{fmt(s['geomean_vs_eager'])} | {fmt(s['geomean_vs_compile'])} | "
                      f"{f'{floor:.2f}' if floor else '-'} |")
+    tally = report.get("tally")
+    if tally:
+        statuses = ", ".join(f"{n} {status}" for status, n in sorted(tally["statuses"].items(), key=lambda x: -x[1]))
+        lines += ["", f"**Nodes: {tally['nodes']}** ({statuses}). Lost to device memory: "
+                  f"{len(tally['lost'].get('out of memory', []))}; to the harness: "
+                  f"{len(tally['lost'].get('harness', []))}."]
+        for name, items in tally["lost"].items():
+            lines += [f"- {name}: {item}" for item in items[:20]]
     search = [r["op"] for r in report["rows"] if r.get("measured") == "search"]
     if search:
         lines += ["", f"**{len(search)} of {len(report['rows'])} runs have no final re-measurement yet** (stopped "
@@ -159,11 +220,23 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=CORPUS,
                         help="a folder of level*/ problem files (default: the project's own corpus); e.g. a copy "
                              "of ../shared/kernelbench, read as data")
-    parser.add_argument("--state-dir", type=Path, required=True)
+    parser.add_argument("--state-dir", type=Path)
     parser.add_argument("--write", default=None, help="output prefix for .json and .md")
     parser.add_argument("--matrix-only", action="store_true", help="rebuild the matrix from the store, run nothing")
+    parser.add_argument("--shard", default=None, help="i/n: this sweep's share of the problems (one per GPU)")
+    parser.add_argument("--merge", nargs="+", type=Path, help="shard reports (.json) to join; runs nothing")
     args = parser.parse_args()
-    files = problems(args.only, args.corpus.resolve())
+    if args.merge:
+        report = merged(args.merge)
+        text = markdown(report)
+        if args.write:
+            Path(args.write + ".json").write_text(json.dumps(report, indent=1) + "\n")
+            Path(args.write + ".md").write_text(text)
+        print(text)
+        return
+    files = shard(problems(args.only, args.corpus.resolve()), args.shard)
+    if args.state_dir is None:
+        parser.error("--state-dir is required unless --merge is given")
     args.state_dir.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "kernelevolve.cli.main", "campaign",
                str(write_campaign(files, args, args.state_dir)), "--state-dir", str(args.state_dir)]
@@ -178,7 +251,8 @@ def main() -> None:
     report = {"hw": args.hw, "budget": args.budget, "date": dt.datetime.now(dt.timezone.utc).isoformat("T", "seconds"),
               "commit": commit.strip(), "seconds": time.time() - started,
               "command": "python3 benchmarks/any_op_sweep.py " + " ".join(sys.argv[1:]),
-              "device": _device(args.hw), "levels": summary(rows), "rows": rows}
+              "device": _device(args.hw), "levels": summary(rows), "rows": rows,
+              "tally": node_tally(args.state_dir, files)}
     text = markdown(report)
     if args.write:
         Path(args.write + ".json").write_text(json.dumps(report, indent=1) + "\n")

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# One job per GPU of a host, detached so that each device call stays under its limit: JOB=memory runs
+# benchmarks/eval_memory.py (issue #28 item 1), JOB=sweep runs benchmarks/any_op_sweep.py at --concurrency 8
+# per GPU (issue #28 item 7), each GPU its own share (--shard i/n), then one merged result.
+# Repo root on the GPU host, wheels in .whl/, KernelBench problems in .kb/ (a copy of ../shared/kernelbench's
+# level folders, carried, never committed), drafts lowered beforehand in .drafts/ (JOB=memory):
+#   KE_COMMIT=<sha> JOB=memory bash benchmarks/per_gpu_session.sh start
+#   KE_COMMIT=<sha> JOB=sweep BUDGET=2 bash benchmarks/per_gpu_session.sh start
+#   ADV=1 ... start        # also the adversarial corpus (adversarial_gpu.py) on GPU 0 once its share is done
+#   ONLY='level2/4_*,...' ... start   # some problems only
+#   WAIT=570 bash benchmarks/per_gpu_session.sh poll   # wait up to WAIT s; results to $OUT
+# The host goes back 30 s after a device call ends, taking this detached job with it: poll again at once.
+set -uo pipefail
+work=/tmp/ke-gpus
+hw=h100; nvidia-smi -L 2>/dev/null | grep -q H200 && hw=h200
+job() {  # $1: GPU index, $2: GPU count
+  if [ "${JOB:-memory}" = sweep ]; then
+    python3 benchmarks/any_op_sweep.py --corpus .kb --only "${ONLY:-level1/*,level2/*}" --hw $hw \
+      --budget "${BUDGET:-2}" --concurrency "${CONC:-8}" --shard "$1/$2" --state-dir "$work/state$1" \
+      --write "$work/part$1"
+  else
+    python3 benchmarks/eval_memory.py --problems .kb --drafts .drafts --hw $hw --shard "$1/$2" \
+      ${ONLY:+--only "$ONLY"} --out "$work/mem$1.jsonl"
+  fi
+}
+case "${1:-}" in
+start)
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  mkdir -p "$work/src"; nvidia-smi --query-gpu=index,name,driver_version --format=csv
+  tar --exclude=./.git --exclude=./.whl -cf - . | tar -xf - -C "$work/src"  # later calls must not change the code
+  (cd "$work/src" && JOB=${JOB:-memory} ONLY=${ONLY:-} ADV=${ADV:-0} BUDGET=${BUDGET:-2} CONC=${CONC:-8} \
+    KE_COMMIT=${KE_COMMIT:-} setsid nohup bash benchmarks/per_gpu_session.sh run > "$work/run.log" 2>&1 < /dev/null &)
+  echo started ;;
+run)
+  export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 KE_EXECUTOR=local CUDA_DEVICE_ORDER=PCI_BUS_ID
+  gpus=$(nvidia-smi -L | wc -l)
+  for i in $(seq 0 $((gpus - 1))); do
+    (
+      CUDA_VISIBLE_DEVICES=$i job "$i" "$gpus" > "$work/gpu$i.log" 2>&1
+      echo "gpu $i rc $?" >> "$work/progress"
+      if [ "$i" = 0 ] && [ "${ADV:-0}" = 1 ]; then
+        CUDA_VISIBLE_DEVICES=0 python3 benchmarks/adversarial_gpu.py --jobs 8 --timeout 60 \
+          --out "$work/adversarial_$hw" > "$work/adv.log" 2>&1
+        echo "adversarial rc $?" >> "$work/progress"
+      fi
+    ) &
+  done
+  wait
+  what="KE_COMMIT=${KE_COMMIT:-} JOB=${JOB:-memory} bash benchmarks/per_gpu_session.sh start (${gpus} GPUs, a share each)"
+  if [ "${JOB:-memory}" = sweep ]; then
+    python3 benchmarks/any_op_sweep.py --merge "$work"/part*.json --write "$work/kernelbench_sweep_$hw"
+  else
+    python3 benchmarks/eval_memory.py --merge "$work"/mem*.jsonl --write "$work/eval_memory_$hw" --command "$what"
+  fi
+  touch "$work/done" ;;
+poll)
+  waited=0
+  while [ ! -f "$work/done" ] && [ "$waited" -lt "${WAIT:-0}" ]; do sleep 10; waited=$((waited + 10)); done
+  cat "$work/progress" 2>/dev/null; for f in "$work"/gpu*.log; do echo "$f: $(wc -l < "$f") lines"; tail -2 "$f"; done
+  tail -3 "$work/adv.log" 2>/dev/null
+  cp "$work"/mem*.jsonl "$work"/part*.json "$work"/eval_memory_* "$work"/kernelbench_sweep_* "$work"/adversarial_* \
+    "${OUT:-/tmp}/" 2>/dev/null
+  if [ "${STOP:-0}" = 1 ] && [ ! -f "$work/done" ]; then  # partial: each share's matrix from its store, as it is
+    pkill -f any_op_sweep.py; pkill -f kernelevolve.cli.main; sleep 8; pkill -9 -f kernelevolve
+    for d in "$work"/state*; do i=${d##*state}
+      (cd "$work/src" && PYTHONPATH=/tmp/site:$PWD python3 benchmarks/any_op_sweep.py --corpus .kb \
+        --only "${ONLY:-level1/*,level2/*}" --hw $hw --budget "${BUDGET:-2}" --shard "$i/$(ls -d "$work"/state* | wc -l)" \
+        --state-dir "$d" --matrix-only --write "${OUT:-/tmp}/partial$i" > /dev/null 2>&1)
+    done
+  fi
+  [ -f "$work/done" ] && echo done ;;
+*) echo "usage: $0 start|poll" >&2; exit 2 ;;
+esac
