@@ -9,4 +9,8 @@ so this package runs alone on any GPU host."""
 # float64 run of it (exactness.py): long fp32 reductions summed in another order than ATen's used to fail.
 # A spec without FLOPS/BYTES gets a floor from its reference's inputs, outputs, state and counted FLOPs.
 # 0.3.3: the fp32 compute floor uses the faster of fp32 and TF32 / 3 (three TF32 products, as exact as fp32).
-EVALUATOR_VERSION = "0.3.3"
+# 0.4.0: every timed call gets freshly written inputs and a random sample of timed outputs is checked (a result
+# remembered across calls was timed as a win); the fp32 precision floor; thread starts counted only when candidate
+# code makes them; each call checked and judged before the next (a candidate returning an unwritten buffer is now
+# judged incorrect on its first call rather than rejected at its second).
+EVALUATOR_VERSION = "0.4.0"
