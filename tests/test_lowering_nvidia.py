@@ -34,15 +34,18 @@ def interpreter_eval_args(gpu_form: bool) -> tuple[tuple[str, ...], dict[str, fl
     return ("--timeout", str(GPU_FORM_PHASE_TIMEOUT_S)), {"timeout": GPU_FORM_PROCESS_TIMEOUT_S}
 
 
-def _passes(ke, spec: Path, source: str, tmp_path: Path, name: str, gpu_form: bool = True) -> None:
-    """The real evaluator on the cpu target accepts ``source``; ``gpu_form``: a draft lowered for a GPU."""
+def _passes(ke, spec: Path, source: str, tmp_path: Path, name: str, gpu_form: bool = True) -> dict:
+    """The real evaluator on the cpu target accepts ``source`` (its verdict is returned); ``gpu_form``: a
+    draft lowered for a GPU."""
     candidate = tmp_path / f"{name}.py"
     candidate.write_text(source, encoding="utf-8")
     extra, bounds = interpreter_eval_args(gpu_form)
     result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json", *extra,
                 "--state-dir", str(tmp_path / "state"), **bounds)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["status"] == "ok", result.stdout
+    verdict = json.loads(result.stdout)
+    assert verdict["status"] == "ok", result.stdout
+    return verdict
 
 
 def test_nvidia_drafts_run_fp32_dots_as_tf32x3_and_the_search_can_flip_it() -> None:
