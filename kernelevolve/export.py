@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.export_cpu import CPU_NOTE, with_cpu_fallback
 from kernelevolve.export_runtime import signature
 
 FORMATS = ("dispatch", "torch-library", "kernelbench")
@@ -32,6 +33,8 @@ PyTorch (the op's reference, {reference_file}) is used where no kernel was faste
 {lost}
 Inputs whose shapes and dtypes match no measured case go to node {default_node} ({default_file}), the
 overall best, checked correct on every case.
+
+{cpu_note}
 """
 
 import importlib.util
@@ -206,27 +209,34 @@ def export(out: Path, sources: dict[int, str], spec_path: Path, plan: ExportPlan
     return export_dispatch(out, sources, spec_path, plan, run_id, op, hw)
 
 
+def wrapped(text: str, width: int = 110) -> str:
+    """``text`` as a docstring paragraph (exported headers keep lines short)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width))
+
+
 def export_dispatch(out: Path, sources: dict[int, str], spec_path: Path, plan: ExportPlan, run_id: str, op: str,
                     hw: str) -> ExportPlan:
     """Write the default node's kernel to ``out`` when it serves every case; otherwise ``out`` becomes the
     dispatcher, and the kernels and the reference go next to it (``<stem>_kernel.py`` for the default node,
     ``<stem>_node<N>.py`` for the others, ``<stem>_reference.py``)."""
     if not plan.lost and plan.kernel_nodes == [plan.default_node]:
-        out.write_text(sources[plan.default_node], encoding="utf-8")
+        out.write_text(with_cpu_fallback(sources[plan.default_node]), encoding="utf-8")
         plan.files = [str(out)]
         plan.kernel_files = {plan.default_node: str(out)}
         return plan
     files = {node: kernel_file_name(out.stem, node, plan.default_node) for node in plan.kernel_nodes}
     reference_file = f"{out.stem}_reference.py"
     for node, name in files.items():
-        (out.parent / name).write_text(sources[node], encoding="utf-8")
+        (out.parent / name).write_text(with_cpu_fallback(sources[node]), encoding="utf-8")
     (out.parent / reference_file).write_text(spec_path.read_text(encoding="utf-8"), encoding="utf-8")
     routes = route_table(plan, spec_path)
     out.write_text(DISPATCH_TEMPLATE.format(
         signature_source=inspect.getsource(signature), run_id=run_id, op=op, hw=hw, timings_from=plan.timings_from,
         kernel_files=files, routes=routes,
         default_node=plan.default_node, default_file=files[plan.default_node], reference_file=reference_file,
-        won=listing(plan.won), lost=listing(plan.lost)), encoding="utf-8")
+        won=listing(plan.won), lost=listing(plan.lost), cpu_note=wrapped(CPU_NOTE)), encoding="utf-8")
     plan.files = [str(out)] + [str(out.parent / name) for name in files.values()] + [str(out.parent / reference_file)]
     plan.kernel_files = {node: str(out.parent / name) for node, name in files.items()}
     return plan

@@ -17,7 +17,8 @@ import inspect
 from pathlib import Path
 
 from kernelevolve import export_runtime
-from kernelevolve.export import ExportPlan, route_listing, route_table
+from kernelevolve.export import ExportPlan, route_listing, route_table, wrapped
+from kernelevolve.export_cpu import CPU_NOTE, PREAMBLE
 
 FILE_TEMPLATE = '''"""KernelBench ModelNew exported by `ke best`: run {run_id}, op {op} on {hw}.
 
@@ -27,8 +28,11 @@ ModelNew subclasses the op's reference (REFERENCE_SOURCE below): same constructo
 parameters created in the same order, same state_dict keys. Each kernel runs with ModelNew's own parameters
 and buffers; the kernels and the reference are kept below as source text, each imported into a namespace of
 its own.
+
+{cpu_note}
 """
 
+{preamble}
 # --- run-time helpers (kernelevolve.export_runtime) ---
 {runtime}
 # --- the run's kernels (node id -> its file) and the op's reference ---
@@ -102,7 +106,7 @@ def export_kernelbench(out: Path, sources: dict[int, str], spec_path: Path, plan
     out.write_text(FILE_TEMPLATE.format(
         run_id=run_id, op=op, hw=hw, listing=route_listing(plan), runtime=runtime_body(), kernel_sources=kernels,
         reference_source=source_literal(spec_path.read_text(encoding="utf-8")), routes=routes,
-        default_node=plan.default_node), encoding="utf-8")
+        default_node=plan.default_node, cpu_note=wrapped(CPU_NOTE), preamble=PREAMBLE), encoding="utf-8")
     plan.files = [str(out)]
     plan.kernel_files = {node: str(out) for node in plan.kernel_nodes}
     return plan

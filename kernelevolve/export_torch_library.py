@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelevolve.errors import UserError
-from kernelevolve.export import ExportPlan, route_listing, route_table
+from kernelevolve.export import ExportPlan, route_listing, route_table, wrapped
+from kernelevolve.export_cpu import CPU_NOTE, with_cpu_fallback
 
 SCALAR_TYPES = {bool: "bool", int: "SymInt", float: "float", str: "str"}
 
@@ -38,6 +39,8 @@ The op takes the forward arguments, then every parameter and buffer of the refer
 nothing it reads is closed over; op_tensors(m) lists them from any module with the reference's names (the
 reference itself included). Its fake implementation runs the reference on fake tensors; its gradient is the
 reference's. The kernels run inside the op, which torch.compile treats as opaque.
+
+{cpu_note}
 """
 
 import importlib
@@ -276,7 +279,7 @@ def export_torch_library(out: Path, sources: dict[int, str], spec_path: Path, pl
         if stale.stem not in stems.values():
             stale.unlink()
     for node, stem in stems.items():
-        (out / f"{stem}.py").write_text(sources[node], encoding="utf-8")
+        (out / f"{stem}.py").write_text(with_cpu_fallback(sources[node]), encoding="utf-8")
     (out / "reference.py").write_text(spec_path.read_text(encoding="utf-8"), encoding="utf-8")
     from kernelevolve import export_runtime
 
@@ -285,7 +288,7 @@ def export_torch_library(out: Path, sources: dict[int, str], spec_path: Path, pl
         run_id=run_id, op=op, hw=hw, name=name, package=out.name, listing=route_listing(plan),
         init_args=interface.init_args, schema=interface.schema(), n_args=len(interface.arg_names),
         tensor_names=interface.tensor_names, output=interface.output, kernel_modules=stems, routes=routes,
-        default_node=plan.default_node), encoding="utf-8")
+        default_node=plan.default_node, cpu_note=wrapped(CPU_NOTE)), encoding="utf-8")
     plan.files = [str(out / "__init__.py"), str(out / "_runtime.py"), str(out / "reference.py")] + [
         str(out / f"{stem}.py") for stem in stems.values()]
     plan.kernel_files = {node: str(out / f"{stem}.py") for node, stem in stems.items()}

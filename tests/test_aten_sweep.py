@@ -230,3 +230,27 @@ def test_an_llm_operator_writes_the_kernels_when_configured(tmp_path: Path) -> N
     missing_key = _sweep(state, "--hw", "cpu", "--ops", "abs.default", "--operator", "anthropic",
                          env={"ANTHROPIC_API_KEY": ""})
     assert missing_key.returncode == 2 and "needs ANTHROPIC_API_KEY" in missing_key.stderr
+
+
+def test_op_slices_merge_into_one_matrix(tmp_path: Path) -> None:
+    """Issue 30, point 7: ``--ops`` slices build one matrix; a later slice updates its own rows (a larger
+    budget here) and keeps the others, and the files say which ops the matrix covers."""
+    state = tmp_path / "state"
+    first = _sweep(state, "--hw", "cpu", "--ops", "neg.default")
+    assert first.returncode == 0, first.stderr
+    neg_run = json.loads((state / "aten_sweep_cpu.json").read_text())["ops"][0]["run_id"]
+    second = _sweep(state, "--hw", "cpu", "--ops", "abs.default", "--budget", "2", "--json")
+    assert second.returncode == 0, second.stderr
+    assert [r["op"] for r in second.json()["ops"]] == ["abs.default"]  # stdout: what this command ran
+    assert second.json()["matrix"]["summary"]["total"] == 2
+    matrix = json.loads((state / "aten_sweep_cpu.json").read_text())
+    rows = {r["op"]: r for r in matrix["ops"]}
+    assert list(rows) == ["abs.default", "neg.default"] and rows["abs.default"]["nodes"] == 2  # suite order
+    assert rows["neg.default"]["correct"] and rows["neg.default"]["run_id"] == neg_run
+    assert (matrix["summary"]["correct"], matrix["summary"]["total"]) == (2, 2)
+    assert matrix["coverage"]["covered"] == ["abs.default", "neg.default"]
+    assert matrix["coverage"]["this_command"] == ["abs.default"] and len(matrix["coverage"]["missing"]) == 158
+    page = (state / "aten_sweep_cpu.md").read_text()
+    assert "| abs.default |" in page and "| neg.default |" in page
+    assert "- coverage: 2 of the 160 suite ops (158 not run yet" in page and "ran 1: abs.default" in page
+    assert page.rstrip().endswith("2/2 correct")

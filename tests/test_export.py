@@ -19,6 +19,7 @@ from conftest import REPO_ROOT
 
 from evaluators.identity import source_hash
 from evaluators.result import CaseResult, EvaluationResult
+from kernelevolve.export_cpu import with_cpu_fallback
 from kernelevolve.operators.base import Proposal
 from kernelevolve.runner import SearchConfig, create_run, finish_run, persist_node
 from kernelevolve.store.metadata import MetadataStore
@@ -102,7 +103,8 @@ def test_a_winner_everywhere_is_written_as_is(ke, tmp_path: Path) -> None:
     out = tmp_path / "k.py"
     result = ke("best", run_id, "--out", str(out), "--state-dir", str(state), "--json")
     assert result.returncode == 0, result.stderr
-    assert out.read_text() == KERNEL + "\n# variant 1\n" and result.json()["fallback_cases"] == []
+    # the kernel as stored, with only the CPU-only preamble added (TRITON_INTERPRET where torch sees no GPU)
+    assert out.read_text() == with_cpu_fallback(KERNEL + "\n# variant 1\n") and result.json()["fallback_cases"] == []
     assert json.loads(result.stdout)["files"] == [str(out)]
     missing = ke("best", run_id, "--out", str(tmp_path / "no" / "k.py"), "--state-dir", str(state))
     assert missing.returncode == 2 and "does not exist" in missing.stderr

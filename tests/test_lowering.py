@@ -11,6 +11,7 @@ import pytest
 from evaluators.static_checks import check_source
 from kernelevolve.lowering import LoweringError, lower_spec
 from kernelevolve.operators.tunables import find_tunables
+from tests.test_lowering_nvidia import interpreter_eval_args
 
 SPECS = Path(__file__).parent / "specs" / "any_op"
 # spec -> template families its candidate must use (the kernel-name prefixes in the lowered source)
@@ -60,10 +61,12 @@ def test_epilogues_fuse_into_matmul_and_conv() -> None:
     assert "+ fused add, relu" in conv and "_pointwise0" not in conv
 
 
-def _passes_the_evaluator(ke, spec: Path, candidate: Path, tmp_path: Path) -> None:
-    """The real evaluator (cpu target, every case) accepts the candidate for the spec."""
-    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json",
-                "--state-dir", str(tmp_path / "state"))
+def _passes_the_evaluator(ke, spec: Path, candidate: Path, tmp_path: Path, gpu_form: bool = False) -> None:
+    """The real evaluator (cpu target, every case) accepts the candidate for the spec; ``gpu_form``: a draft
+    lowered for a GPU, which the interpreter runs slowly and so gets its own bounds (test_lowering_nvidia)."""
+    extra, bounds = interpreter_eval_args(gpu_form)
+    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json", *extra,
+                "--state-dir", str(tmp_path / "state"), **bounds)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["status"] == "ok", result.stdout
 
@@ -264,7 +267,7 @@ def test_a_reduction_to_few_outputs_is_split_across_programs(ke, tmp_path: Path)
     assert "_SPLIT" not in lower_spec(spec, "cpu")
     candidate = tmp_path / "split_lowered.py"
     candidate.write_text(source, encoding="utf-8")
-    _passes_the_evaluator(ke, spec, candidate, tmp_path)
+    _passes_the_evaluator(ke, spec, candidate, tmp_path, gpu_form=True)
 
 
 LAYER_NORM_SPLIT_SPEC = '''
@@ -330,14 +333,14 @@ def test_a_layer_norm_over_few_long_rows_is_split_across_programs(ke, tmp_path: 
     assert "_SPLIT" not in lower_spec(spec, "cpu")
     candidate = tmp_path / "layer_norm_split.py"
     candidate.write_text(source, encoding="utf-8")
-    _passes_the_evaluator(ke, spec, candidate, tmp_path)
+    _passes_the_evaluator(ke, spec, candidate, tmp_path, gpu_form=True)
     stats = tmp_path / "layer_norm_stats.py"
     stats.write_text(LAYER_NORM_STATS_SPEC, encoding="utf-8")
     source = lower_spec(stats, "h100")
     assert "STATS=True" in source and "LAYER_NORM0_SPLIT = 2" in source
     # a SPLIT tuned past the row's length leaves chunks empty: their count is 0 and they merge as nothing
     candidate.write_text(source.replace("LAYER_NORM0_SPLIT = 2", "LAYER_NORM0_SPLIT = 64"), encoding="utf-8")
-    _passes_the_evaluator(ke, stats, candidate, tmp_path)
+    _passes_the_evaluator(ke, stats, candidate, tmp_path, gpu_form=True)
 
 
 VAR_SPLIT_SPEC = '''
@@ -383,7 +386,7 @@ def test_a_variance_of_few_long_rows_is_split_across_programs(ke, tmp_path: Path
     assert "_SPLIT" not in lower_spec(spec, "cpu")
     candidate = tmp_path / "var_split.py"
     candidate.write_text(source, encoding="utf-8")
-    _passes_the_evaluator(ke, spec, candidate, tmp_path)
+    _passes_the_evaluator(ke, spec, candidate, tmp_path, gpu_form=True)
 
 
 def test_a_gpu_target_lowers_a_file_that_has_no_cpu_test_case() -> None:

@@ -3,7 +3,6 @@ tl.sort form are exact under the real evaluator."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -24,9 +23,11 @@ def test_indices_lower_in_both_forms() -> None:
 
 
 def test_the_interpreter_draft_is_exact_and_quick(ke, tmp_path: Path) -> None:
-    started = time.monotonic()
-    _passes(ke, SPEC, lower_spec(SPEC, "cpu"), tmp_path, "cpu_draft")
-    assert time.monotonic() - started < 60, "the ranked form should check in seconds"
+    """Quick is the candidate's own run on every case, as the evaluator clocks it (the tl.sort form takes
+    minutes there): not the whole command, whose start-up on a loaded 2-core machine is most of its time."""
+    verdict = _passes(ke, SPEC, lower_spec(SPEC, "cpu"), tmp_path, "cpu_draft", gpu_form=False)
+    ran = verdict["extra"]["phases"]["candidate"]
+    assert ran < 60, f"the ranked form should check in seconds, took {ran:.1f} s"
 
 
 @pytest.mark.slow

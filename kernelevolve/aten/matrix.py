@@ -64,6 +64,39 @@ def coverage_row(meta: MetadataStore, objects: ObjectStore, op: AtenOp, run: Run
     return row
 
 
+def merged_rows(meta: MetadataStore, objects: ObjectStore, fresh: dict[str, RunRecord],
+                campaign_runs: dict[int, RunRecord]) -> list[dict[str, Any]]:
+    """The matrix's rows, in suite order: this command's ops from ``fresh`` (op name -> its run), every other
+    suite op from the campaign's newest run for its slot, where it has one. Why: ``--ops`` slices build one
+    matrix between them; a later slice updates its own rows and keeps the others, as the store does."""
+    from kernelevolve.aten.table import SUITE
+
+    rows = []
+    for slot, op in enumerate(SUITE):
+        run = fresh.get(op.name, campaign_runs.get(slot))
+        if op.name in fresh or run is not None:
+            rows.append(coverage_row(meta, objects, op, run))
+    return rows
+
+
+def coverage(rows: list[dict[str, Any]], this_command: list[str]) -> dict[str, Any]:
+    """Which suite ops the matrix covers, and which of them this command ran."""
+    from kernelevolve.aten.table import SUITE
+
+    covered = [r["op"] for r in rows]
+    return {"suite": len(SUITE), "covered": covered, "missing": [op.name for op in SUITE if op.name not in covered],
+            "this_command": this_command}
+
+
+def _coverage_line(cov: dict[str, Any]) -> str:
+    n, suite = len(cov["covered"]), cov["suite"]
+    ran = cov["this_command"]
+    shown = ", ".join(ran) if len(ran) <= 20 else ", ".join(ran[:20]) + f", ... ({len(ran) - 20} more)"
+    text = f"- coverage: {n} of the {suite} suite ops" + ("" if n == suite else
+                                                          f" ({suite - n} not run yet; see `coverage` in the JSON)")
+    return text + f"; the latest command ran {len(ran)}: {shown}"
+
+
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     bandwidth = [r["fraction_of_floor"] for r in rows if r["correct"] and r["bandwidth_bound"]
                  and r["fraction_of_floor"]]
@@ -100,6 +133,7 @@ def markdown(report: dict[str, Any]) -> str:
              f"over {s['bandwidth_bound_ops_timed']} bandwidth-bound ops: "
              f"{_f(s['median_fraction_of_floor_bandwidth_bound'])}",
              "- by family: " + ", ".join(f"{f} {v['correct']}/{v['total']}" for f, v in s["by_family"].items()),
+             *([_coverage_line(report["coverage"])] if report.get("coverage") else []),
              "", "| op | family | correct | status / reason | vs eager | vs compile | of floor | run |",
              "|---|---|---|---|---|---|---|---|"]
     ordered = sorted(report["ops"], key=lambda r: r["correct"])  # failures first: they are what to read

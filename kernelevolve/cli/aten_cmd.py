@@ -39,6 +39,7 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_na
                    timeout_s, out, html_report, state_dir, store_url, as_json) -> None:
     """Run the 160-op ATen suite on a target; re-running it resumes. Ends with 'N/160 correct'."""
     from interpreters.targets import UnknownTarget, get_target
+    from kernelevolve.aten.matrix import summarize
     from kernelevolve.aten.sweep import SweepOptions, select_ops
     from kernelevolve.cli.search_cmd import check_target, reject_unsupported
     from kernelevolve.execution import check_executor, default_executor, open_execution
@@ -73,18 +74,24 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_na
         sys.exit(130)
     finally:
         execution.close()  # before printing: while Ray runs, stdout is lent to stderr
-    report["command"] = "ke aten-sweep " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["aten-sweep"] else [])
+    argv = sys.argv[1:]  # global options (ke --state-dir X aten-sweep ...) may come first
+    report["command"] = "ke " + " ".join(argv[argv.index("aten-sweep"):] if "aten-sweep" in argv else ["aten-sweep"])
     _write(report, out_prefix, html_report)
-    summary = report["summary"]
+    # what this command ran; the files hold the whole matrix, earlier --ops slices included
+    names = {op.name for op in selected}
+    ran = [row for row in report["ops"] if row["op"] in names]
+    summary = summarize(ran)
+    covered = len(report["coverage"]["covered"])
     if as_json:
         emit_json({"target": hw, "correct": summary["correct"], "total": summary["total"],
-                   "summary": summary, "files": report["files"], "ops": report["ops"],
-                   "failures": failures})
+                   "summary": summary, "files": report["files"], "ops": ran, "failures": failures,
+                   "matrix": {"summary": report["summary"], "coverage": report["coverage"]}})
     else:
-        for row in report["ops"]:
+        for row in ran:
             if not row["correct"]:
                 click.echo(f"  {row['op']}: {row['status']}: {' '.join(str(row['reason']).split())[:200]}")
-        click.echo(f"matrix: {report['files'][0]} and {report['files'][1]}")
+        click.echo(f"matrix: {report['files'][0]} and {report['files'][1]} ({report['summary']['correct']}/"
+                   f"{covered} correct over the {covered} of {report['coverage']['suite']} ops it covers)")
         if html_report:
             click.echo(f"report: {report['files'][2]}")
         click.echo(f"{summary['correct']}/{summary['total']} correct")
@@ -93,7 +100,7 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_na
 
 
 def _sweep(selected, opts, execution, state_dir, store_url) -> tuple[dict, list]:
-    from kernelevolve.aten.matrix import coverage_row, summarize
+    from kernelevolve.aten.matrix import coverage, merged_rows, summarize
     from kernelevolve.aten.sweep import plan_sweep
     from kernelevolve.cli.progress import SweepProgress
     from kernelevolve.run_setup import drive
@@ -111,10 +118,11 @@ def _sweep(selected, opts, execution, state_dir, store_url) -> tuple[dict, list]
     finally:
         progress.close()
     runs = {name: meta.get_run(run.run_id) for name, run in plan.runs.items()}
-    rows = [coverage_row(meta, objects, op, runs.get(op.name)) for op in selected]
+    rows = merged_rows(meta, objects, runs, meta.campaign_runs(plan.campaign_id))  # earlier slices kept
     report = {"target": opts.hw, "simulated": opts.simulate, "budget": opts.budget, "strategy": opts.strategy,
               "campaign_id": plan.campaign_id, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-              **_provenance(rows, opts), "summary": summarize(rows), "ops": rows}
+              **_provenance(rows, opts), "summary": summarize(rows),
+              "coverage": coverage(rows, [op.name for op in selected]), "ops": rows}
     return report, [{"run_id": r, "error": e} for r, e in failures]
 
 

@@ -87,6 +87,7 @@ def _run_campaign(plan, file, execution, executor, concurrency, state_dir, store
         rows.append({"slot": planned.slot, "run_id": run.run_id, "op": run.op, "hw": run.hw,
                      "strategy": run.strategy, "seed": run.seed, "status": run.status,
                      "nodes": counts.get(run.run_id, 0), "budget": run.budget,
+                     "best_node_id": best[0].node_id if best else None,
                      "best_fitness": best[0].fitness if best else None})
     summary = {"campaign_id": campaign_id, "name": plan.name, "status": "completed" if done else "incomplete",
                "runs": rows, "failures": [{"run_id": r, "error": e} for r, e in failures]}
@@ -99,11 +100,12 @@ def _report(summary: dict, as_json: bool) -> None:
         emit_json(summary)
     else:
         click.echo(f"campaign {summary['name']} [{summary['campaign_id']}]: {summary['status']}")
-        click.echo(f"{'slot':>4} {'run':9} {'op':12} {'hw':9} {'strategy':12} {'status':10} {'nodes':>9} best")
-        for r in rows:
-            best_txt = f"{r['best_fitness']:.3f}" if r["best_fitness"] is not None else "-"
-            click.echo(f"{r['slot']:>4} {r['run_id']:9} {r['op'][:12]:12} {r['hw']:9} {r['strategy']:12} "
-                       f"{r['status']:10} {r['nodes']:>4}/{r['budget']:<4} {best_txt}")
+        from kernelevolve.cli.tables import RUN_COLUMNS, render, run_cells
+
+        for line in render((("slot", True), *RUN_COLUMNS), [
+                [r["slot"], *run_cells(r["run_id"], r["op"], r["hw"], r["strategy"], r["status"], r["nodes"],
+                                       r["budget"], r["best_node_id"], r["best_fitness"])] for r in rows]):
+            click.echo(line)
     if summary["failures"] or summary["status"] != "completed":
         sys.exit(1)
 

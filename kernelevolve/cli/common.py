@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -13,13 +15,53 @@ from kernelevolve.errors import UserError
 from kernelevolve.logging_setup import configure_logging
 from kernelevolve.state import StatePaths, ensure_writable, resolve_state
 
+_STORE_URL_HELP = "Artifact store: a folder or s3://bucket/prefix (env KE_STORE_URL; default <state-dir>/artifacts)."
+_STATE_DIR_HELP = "State directory (env KE_STATE_DIR; default .kernelevolve)."
+
+
+def global_state_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--state-dir``/``--store-url`` on ``ke`` itself (``ke --state-dir X best RUN``): users put them
+    before the command as often as after it. Kept on the root context for :func:`state_options` to merge."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, state_dir: str | None = None, store_url: str | None = None, **kwargs: Any) -> Any:
+        click.get_current_context().obj = {"state_dir": state_dir, "store_url": store_url}
+        return fn(*args, **kwargs)
+
+    wrapper = click.option("--store-url", default=None, help=_STORE_URL_HELP)(wrapper)
+    return click.option("--state-dir", default=None, help=_STATE_DIR_HELP)(wrapper)
+
+
+def _merged(name: str, value: str | None) -> str | None:
+    """The option's value after the command, else before it (else None: the env var's turn, in
+    ``resolve_state``). Given in both places with different values is bad input: which one was meant?"""
+    root = click.get_current_context().find_root()
+    outer = (root.obj or {}).get(name) if isinstance(root.obj, dict) else None
+    if value is None or outer is None:
+        return value if value is not None else outer
+    if _same_place(value, outer):
+        return value
+    flag = "--" + name.replace("_", "-")
+    raise UserError(f"{flag} given twice with different values: '{outer}' before the command and '{value}' "
+                    "after it; give it once")
+
+
+def _same_place(a: str, b: str) -> bool:
+    if "://" in a or "://" in b:
+        return a.rstrip("/") == b.rstrip("/")
+    return os.path.abspath(os.path.expanduser(a)) == os.path.abspath(os.path.expanduser(b))
+
 
 def state_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    fn = click.option("--store-url", default=None, help="Artifact store: a folder or s3://bucket/prefix "
-                      "(env KE_STORE_URL; default <state-dir>/artifacts).")(fn)
-    fn = click.option("--state-dir", default=None,
-                      help="State directory (env KE_STATE_DIR; default .kernelevolve).")(fn)
-    return fn
+    """``--state-dir``/``--store-url`` after the command, merged with the same options given before it."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, state_dir: str | None = None, store_url: str | None = None, **kwargs: Any) -> Any:
+        return fn(*args, state_dir=_merged("state_dir", state_dir), store_url=_merged("store_url", store_url),
+                  **kwargs)
+
+    wrapper = click.option("--store-url", default=None, help=_STORE_URL_HELP)(wrapper)
+    return click.option("--state-dir", default=None, help=_STATE_DIR_HELP)(wrapper)
 
 
 def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -13,6 +13,7 @@ import click
 from kernelevolve import __version__, interrupts
 from kernelevolve.cli.aten_cmd import aten_sweep_cmd
 from kernelevolve.cli.campaign_cmd import campaign_cmd
+from kernelevolve.cli.common import global_state_options
 from kernelevolve.cli.eval_cmd import eval_cmd
 from kernelevolve.cli.hw_cmd import hw_group
 from kernelevolve.cli.kb_cmd import kb_group
@@ -26,6 +27,7 @@ from kernelevolve.errors import RunFailed, UserError
 
 @click.group()
 @click.version_option(__version__, prog_name="ke")
+@global_state_options
 def cli() -> None:
     """KernelEvolve: search for fast, correct Triton kernels."""
 

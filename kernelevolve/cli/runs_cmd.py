@@ -32,16 +32,24 @@ def _node_dict(node: Node) -> dict:
 @json_option
 def runs_cmd(state_dir, store_url, as_json) -> None:
     """List runs, newest first."""
+    from kernelevolve.cli.tables import RUN_COLUMNS, render, run_cells
+
     _, meta, _ = open_state(state_dir, store_url, create=False)
     counts = meta.run_node_counts()
     runs = meta.list_runs()
+    best = {r.run_id: next(iter(meta.best_nodes(r.run_id, 1)), None) for r in runs}  # as 'ke campaign' has it
     if as_json:
-        emit_json({"runs": [_run_dict(r, counts.get(r.run_id, 0)) for r in runs]})
+        rows = [_run_dict(r, counts.get(r.run_id, 0)) for r in runs]
+        for row in rows:
+            node = best[row["run_id"]]
+            row.update(best_node_id=node.node_id if node else None, best_fitness=node.fitness if node else None)
+        emit_json({"runs": rows})
         return
-    click.echo(f"{'run':9} {'op':14} {'hw':9} {'strategy':12} {'status':11} {'nodes':>9} best")
-    for r in runs:
-        click.echo(f"{r.run_id:9} {r.op[:14]:14} {r.hw:9} {r.strategy:12} {r.status:11} "
-                   f"{counts.get(r.run_id, 0):>4}/{r.budget:<4} {r.best_node_id or '-'}")
+    for line in render(RUN_COLUMNS, [
+            run_cells(r.run_id, r.op, r.hw, r.strategy, r.status, counts.get(r.run_id, 0), r.budget,
+                      best[r.run_id].node_id if best[r.run_id] else None,
+                      best[r.run_id].fitness if best[r.run_id] else None) for r in runs]):
+        click.echo(line)
 
 
 @click.command("show")
