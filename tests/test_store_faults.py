@@ -121,6 +121,9 @@ def test_read_commands_work_on_read_only_state(state: tuple[Path, str], tmp_path
         refused = run_ke_with("", "search", "--op", "swish", "--hw", "cpu", "--budget", "1", "--state-dir",
                               str(root), prefix=prefix)
         assert refused.returncode == 2 and "not writable" in refused.stderr, refused.stderr
+        resumed = run_ke_with("", "search", "--resume", run_id, "--state-dir", str(root), prefix=prefix)
+        assert resumed.returncode == 2, resumed.stderr
+        _one_error_line(resumed, "not writable")
     finally:
         make_writable(root)
 

@@ -6,6 +6,7 @@ node)."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 from pathlib import Path
@@ -27,7 +28,12 @@ def hold_run(state_root: Path, run_id: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    except PermissionError as exc:  # read-only state: resuming would write, so it is refused like a new search
+        raise UserError(f"state directory {state_root} is not writable: {exc.strerror or exc} ({path}); "
+                        f"run {run_id} cannot be resumed from it") from None
     except OSError as exc:
+        if exc.errno == errno.EROFS:
+            raise UserError(f"state directory {state_root} is not writable: {exc.strerror}") from None
         raise StoreFailure(f"cannot claim run {run_id}: cannot open {path}: {exc.strerror or exc}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
