@@ -17,6 +17,7 @@ from kernelevolve.runner import SearchConfig, create_run
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 from kernelevolve.store.records import RunRecord
+from kernelevolve.store.run_lock import hold_run
 
 log = structlog.get_logger("kernelevolve.run_setup")
 
@@ -66,6 +67,8 @@ def make_operator(run: RunRecord, objects: ObjectStore) -> Any:
 def drive(runs: list[RunRecord], meta: MetadataStore, objects: ObjectStore, execution: Execution,
           concurrency: int, track: Any = None) -> tuple[list[RunRecord], list[tuple[str, str]]]:
     """Run every run to its end on shared pools; returns (finished runs, [(run_id, failure)])."""
+    for run in runs:  # one process per run (``ke search`` claimed its run already; a campaign claims its here)
+        hold_run(Path(meta.path).parent, run.run_id)
     drivers = []
     for run in runs:
         done = meta.count_nodes(run.run_id)
