@@ -41,6 +41,7 @@ from kernelevolve.runner import SearchConfig, finish_run, persist_node
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 from kernelevolve.store.records import RunRecord
+from kernelevolve.store.recovery import node_evaluation
 from search.graph import ListGraphView
 from search.node import Node
 from search.policy import make_policy
@@ -172,8 +173,8 @@ class RunDriver:
                                   draft_index=self.view.children_counts().get(None, 0))
         if parent is not None:
             context.parent_source = self.objects.get_text(parent.path_ref)
-            context.parent_result = EvaluationResult.from_dict(
-                self.objects.get_json(ObjectStore.node_prefix(self.run.run_id, parent.node_id) + "evaluation.json"))
+            context.parent_result = EvaluationResult.from_dict(  # rebuilt from DuckDB if its artifact is lost
+                node_evaluation(self.store, self.objects, self.run, parent))
         if second is not None:
             context.second_parent, context.second_parent_source = second, self.objects.get_text(second.path_ref)
         exp = Expansion(self, index, parent)

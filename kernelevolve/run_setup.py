@@ -17,6 +17,7 @@ from kernelevolve.runner import SearchConfig, create_run
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 from kernelevolve.store.records import RunRecord
+from kernelevolve.store.run_lock import hold_run
 
 log = structlog.get_logger("kernelevolve.run_setup")
 
@@ -66,6 +67,8 @@ def make_operator(run: RunRecord, objects: ObjectStore) -> Any:
 def drive(runs: list[RunRecord], meta: MetadataStore, objects: ObjectStore, execution: Execution,
           concurrency: int, track: Any = None) -> tuple[list[RunRecord], list[tuple[str, str]]]:
     """Run every run to its end on shared pools; returns (finished runs, [(run_id, failure)])."""
+    for run in runs:  # one process per run (``ke search`` claimed its run already; a campaign claims its here)
+        hold_run(Path(meta.path).parent, run.run_id)
     drivers = []
     for run in runs:
         done = meta.count_nodes(run.run_id)
@@ -88,4 +91,18 @@ def drive(runs: list[RunRecord], meta: MetadataStore, objects: ObjectStore, exec
             if d.run.run_id not in {r.run_id for r in finished}:
                 meta.update_run(d.run.run_id, status="interrupted")
         raise
+    except Exception as exc:  # the store, the disk or a bug stopped the search: no run may stay "running"
+        _mark_failed([d.run.run_id for d in drivers if d.run.run_id not in {r.run_id for r in finished}],
+                     meta, exc)
+        raise
     return finished, failures
+
+
+def _mark_failed(run_ids: list[str], meta: MetadataStore, exc: Exception) -> None:
+    """Best effort: the failure may be the database's own, and then it is what the user must hear about."""
+    for run_id in run_ids:
+        try:
+            meta.update_run(run_id, status="failed")
+        except Exception:  # noqa: BLE001 - the original error is re-raised by the caller
+            log.error("run_not_marked_failed", run_id=run_id)
+        log.error("run_failed", run_id=run_id, error=f"{type(exc).__name__}: {exc}"[:500])

@@ -22,7 +22,7 @@ from kernelevolve.cli.report_cmd import report_cmd
 from kernelevolve.cli.runs_cmd import best_cmd, runs_cmd, show_cmd
 from kernelevolve.cli.search_cmd import search_cmd
 from kernelevolve.cli.worker_cmd import worker_cmd
-from kernelevolve.errors import RunFailed, UserError
+from kernelevolve.errors import RunFailed, StoreFailure, UserError, disk_failure
 
 
 @click.group()
@@ -61,13 +61,16 @@ def _run(argv: list[str] | None) -> int:
         return _fail(exc.format_message(), 2)
     except UserError as exc:
         return _fail(str(exc), 2)
-    except RunFailed as exc:
+    except (RunFailed, StoreFailure) as exc:
         return _fail(str(exc), 1)
     except KeyboardInterrupt:
         return _fail("interrupted; resume with 'ke search --resume RUN'", 130)
     except SystemExit as exc:
         return int(exc.code or 0)
-    except Exception as exc:  # a bug in KernelEvolve: one line here, the traceback in the log
+    except Exception as exc:  # a bug in KernelEvolve (unless the disk or the database failed)
+        failure = disk_failure(exc)
+        if failure:
+            return _fail(failure, 1)
         _log_internal_error()
         return _fail(f"internal error: {type(exc).__name__}: {exc}", 1)
     return 0

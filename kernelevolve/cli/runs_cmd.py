@@ -12,6 +12,7 @@ import click
 
 from kernelevolve.cli.common import emit_json, json_option, open_state, resolve_run, state_options
 from kernelevolve.errors import UserError
+from kernelevolve.store.recovery import missing_artifacts, node_evaluation, warn
 from search.node import Node
 
 
@@ -59,20 +60,32 @@ def runs_cmd(state_dir, store_url, as_json) -> None:
 @json_option
 def show_cmd(run_id, tree, state_dir, store_url, as_json) -> None:
     """Show a run and its nodes."""
-    _, meta, _ = open_state(state_dir, store_url, create=False)
+    _, meta, objects = open_state(state_dir, store_url, create=False)
     run = meta.get_run(resolve_run(meta, run_id))
     nodes = meta.nodes(run.run_id)
     if as_json:
-        emit_json({"run": _run_dict(run, len(nodes)), "nodes": [_node_dict(n) for n in nodes]})
+        lost = missing_artifacts(meta, objects, run.run_id)
+        emit_json({"run": _run_dict(run, len(nodes)), "nodes": [_node_dict(n) for n in nodes],
+                   "missing_artifacts": {str(n): names for n, names in lost.items()}})
         return
     click.echo(f"run {run.run_id}: op {run.op} on {run.hw}{' (simulated)' if run.simulated else ''}, "
                f"{run.strategy}, {len(nodes)}/{run.budget} nodes, {run.status}")
+    _report_missing(meta, objects, run.run_id)
     if tree:
         for line in render_tree(nodes, run.best_node_id):
             click.echo(line)
     else:
         for n in nodes:
             click.echo(_node_line(n, run.best_node_id))
+
+
+def _report_missing(meta, objects, run_id: str) -> None:
+    """A run whose artifacts were lost is not healthy: say which nodes lost what (stdout, after the header)."""
+    lost = missing_artifacts(meta, objects, run_id)
+    if lost:
+        listed = "; ".join(f"node {n}: {', '.join(names)}" for n, names in list(lost.items())[:8])
+        more = f"; and {len(lost) - 8} more nodes" if len(lost) > 8 else ""
+        click.echo(f"  missing artifacts in {objects.url} ({len(lost)} nodes): {listed}{more}")
 
 
 def _node_line(n: Node, best_id: int | None) -> str:
@@ -130,7 +143,7 @@ def best_cmd(run_id, out, fmt, state_dir, store_url, as_json) -> None:
         raise UserError(f"run {run.run_id} has no correct kernel")
     node = best[0]
     evaluations = winner_evaluations(meta, objects, run.run_id, node.node_id)
-    sources = {n: objects.get_text(meta.get_node(run.run_id, n).path_ref) for n in evaluations}
+    sources = _sources(meta, objects, run.run_id, node.node_id, evaluations)
     with tempfile.TemporaryDirectory(prefix="ke-best-") as tmp:
         spec_path = Path(tmp) / f"{run.op}.py"  # the exact spec the run used, as stored with it
         spec_path.write_text(objects.get_text(f"specs/{run.spec_hash}.py"), encoding="utf-8")
@@ -168,6 +181,22 @@ def best_cmd(run_id, out, fmt, state_dir, store_url, as_json) -> None:
         click.echo(f"  node {node.node_id} won every measured case ({plan.timings_from}): no dispatch needed")
 
 
+def _sources(meta, objects, run_id: str, best_node: int, evaluations: dict[int, dict]) -> dict[int, str]:
+    """Each routed node's kernel; a per-case winner whose kernel is lost is left out (warned), the best is needed."""
+    from kernelevolve.store.objects import ArtifactMissing
+
+    sources = {}
+    for n in list(evaluations):
+        try:
+            sources[n] = objects.get_text(meta.get_node(run_id, n).path_ref)
+        except ArtifactMissing as exc:
+            if n == best_node:
+                raise
+            warn(f"{exc}; node {n} is left out of the export")
+            del evaluations[n]
+    return sources
+
+
 def _op_name(op: str) -> str:
     from kernelevolve.export_torch_library import op_identifier
 
@@ -188,5 +217,6 @@ def winner_evaluations(meta, objects, run_id: str, best_node: int) -> dict[int, 
             out[node_id] = final
         elif node_id == best_node or not objects.exists(f"runs/{run_id}/final.json"):
             # no re-measurement of it: a run from before per-case winners, or one still in progress
-            out[node_id] = objects.get_json(objects.node_prefix(run_id, node_id) + "evaluation.json")
+            node = meta.get_node(run_id, node_id)  # rebuilt from the run database if its artifact is lost
+            out[node_id] = node_evaluation(meta, objects, meta.get_run(run_id), node)
     return out

@@ -18,6 +18,7 @@ from kernelevolve.cli.common import (
 )
 from kernelevolve.cli.progress import ProgressBoard
 from kernelevolve.errors import RunFailed, UserError
+from kernelevolve.store.run_lock import hold_run
 from search.policy import STRATEGIES
 
 OPERATORS = ("offline", "anthropic", "openai")
@@ -85,6 +86,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
         paths, meta, objects = open_state(state_dir, store_url, create=False)
         run = meta.get_run(resolve_run(meta, resume_id))
         assert run is not None
+        hold_run(paths.root, run.run_id)  # one process per run: refused here, before anything is written
         spec_path = Path(run.op_path)
         if not spec_path.is_file():
             raise UserError(f"spec {spec_path} of run {run.run_id} no longer exists")
@@ -106,6 +108,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
                                code_roots=roots)
             run = new_run(meta, objects, cfg, spec.path.read_text(encoding="utf-8"), reuse=not no_reuse,
                           shrunk=shrunk)
+            hold_run(paths.root, run.run_id)
         except BaseException:
             execution.close()
             raise

@@ -46,6 +46,8 @@ from typing import Any, Generic, TypeVar
 
 import duckdb
 
+from kernelevolve.errors import StoreFailure
+
 _CATALOG = "ke"  # the name the database file is attached under
 _LOCK_CONFLICT = ("Could not set lock", "Conflicting lock")
 _BACKOFF_START_S, _BACKOFF_GROWTH, _BACKOFF_CAP_S = 0.002, 1.5, 0.2  # ~0.6 s to reach the cap
@@ -55,8 +57,20 @@ _MAX_YIELD_S = 0.5  # the longest an attaching process defers to a waiter
 BufferT = TypeVar("BufferT")
 
 
-class StoreError(Exception):
+class StoreError(StoreFailure):
     """A metadata-store failure, with a one-line message fit for the command line."""
+
+
+_DAMAGED = ("Could not read enough bytes", "not a valid DuckDB database", "Corrupt", "corrupt", "checksum")
+
+
+def describe(path: Path, error: BaseException) -> str:
+    """One line for a DuckDB failure on ``path``: a damaged file is named as such (DuckDB's own words,
+    "Could not read enough bytes", give no hint that the file is truncated)."""
+    line = first_line(error)
+    if any(marker in line for marker in _DAMAGED):
+        return f"the run database {path} is damaged ({line}); restore it from a backup or move it away"
+    return f"metadata store {path}: {line}"
 
 
 def first_line(error: BaseException) -> str:
@@ -131,7 +145,7 @@ class LockedDuckDBFile(Generic[BufferT]):
                 if write:
                     conn.commit()
             except duckdb.Error as e:
-                raise StoreError(f"metadata store {self.path}: {first_line(e)}") from e
+                raise StoreError(describe(self.path, e)) from e
 
     @contextmanager
     def batch(self, new_buffer: Callable[[], BufferT]) -> Iterator[None]:
@@ -247,7 +261,7 @@ class LockedDuckDBFile(Generic[BufferT]):
                     if "not a valid DuckDB database" in message:
                         raise StoreError(f"metadata store {self.path} is not a DuckDB database") from e
                     if not any(marker in message for marker in _LOCK_CONFLICT):
-                        raise StoreError(f"metadata store {self.path}: {first_line(e)}") from e
+                        raise StoreError(describe(self.path, e)) from e
                     # else a program outside this protocol (duckdb CLI, say) holds DuckDB's lock
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:

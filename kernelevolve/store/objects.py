@@ -15,12 +15,34 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.identity import source_hash
+from kernelevolve.errors import StoreFailure
+from kernelevolve.store.retry import retrying
 
 _PRIVATE = ".ke-"  # temp/probe objects; never listed
 
 
-class StoreError(Exception):
+def _process_umask() -> int:
+    """The umask, read without changing it where Linux reports it (os.umask sets it, racing other threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+
+
+class StoreError(StoreFailure):
     """One-line, user-facing message (no traceback text) about an unusable store or missing artifact."""
+
+
+class ArtifactMissing(StoreError):
+    """An artifact the metadata names is not in the store (deleted, or lost with a folder)."""
 
 
 def _reason(exc: BaseException) -> str:
@@ -137,14 +159,15 @@ class ObjectStore:
         _check_ref(ref)
         data = text.encode("utf-8")
         try:
-            if self._s3:
-                self._fs.pipe_file(self._path(ref), data)  # a single PUT is atomic in S3
+            if self._s3:  # a single PUT is atomic in S3
+                retrying(lambda: self._fs.pipe_file(self._path(ref), data), f"write {ref}")
                 return
             target = self._path(ref)
             os.makedirs(os.path.dirname(target), exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f"{_PRIVATE}tmp-", dir=os.path.dirname(target))
             try:
                 with os.fdopen(fd, "wb") as fh:
+                    os.fchmod(fh.fileno(), 0o666 & ~_process_umask())  # mkstemp's 600 shuts a team out
                     fh.write(data)
                 os.replace(tmp, target)
             except BaseException:
@@ -164,10 +187,10 @@ class ObjectStore:
         _check_ref(ref)
         try:
             if self._s3:
-                return self._fs.cat_file(self._path(ref)).decode("utf-8")
+                return retrying(lambda: self._fs.cat_file(self._path(ref)), f"read {ref}").decode("utf-8")
             return Path(self._path(ref)).read_text(encoding="utf-8")
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            raise StoreError(f"artifact {ref} missing from {self.url}") from None
+            raise ArtifactMissing(f"artifact {ref} missing from {self.url}") from None
         except Exception as exc:
             raise StoreError(f"cannot read artifact {ref} from {self.url}: {_reason(exc)}") from None
 
@@ -184,7 +207,7 @@ class ObjectStore:
         _check_ref(ref)
         try:
             if self._s3:
-                return self._fs.info(self._path(ref)).get("type") == "file"
+                return retrying(lambda: self._fs.info(self._path(ref)), f"look up {ref}").get("type") == "file"
             return os.path.isfile(self._path(ref))
         except FileNotFoundError:
             return False
@@ -200,7 +223,8 @@ class ObjectStore:
             if self._s3:
                 root = f"{self._root}/{base}".rstrip("/")
                 self._fs.invalidate_cache(root)
-                refs = [p[len(self._root) + 1 :] for p in self._fs.find(root)]
+                found = retrying(lambda: self._fs.find(root), f"list {prefix or '/'}")
+                refs = [p[len(self._root) + 1 :] for p in found]
             else:
                 top = self._path(base) if base else self._root
                 for dirpath, _dirs, files in os.walk(top):

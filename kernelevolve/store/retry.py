@@ -1,0 +1,73 @@
+"""Waiting out a short S3 outage: a store call that cannot connect is retried with capped exponential
+backoff and jitter for a window (``KE_S3_RETRY_S``, default 90 s), so a restarted or briefly unreachable
+endpoint does not end a search. s3fs and botocore retry for only ~5 s of their own; tenacity is not a
+dependency, and this loop is all that is needed."""
+
+from __future__ import annotations
+
+import errno
+import os
+import random
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import structlog
+
+T = TypeVar("T")
+
+RETRY_ENV = "KE_S3_RETRY_S"
+DEFAULT_WINDOW_S = 90.0  # an outage of at least 60 s must be waited out (issue #30, point 13)
+_FIRST_DELAY_S, _GROWTH, _CAP_S = 0.5, 2.0, 10.0
+_TRANSIENT_ERRNOS = {errno.ECONNREFUSED, errno.ECONNRESET, errno.ECONNABORTED, errno.ETIMEDOUT,
+                     errno.EHOSTUNREACH, errno.ENETUNREACH, errno.ENETDOWN, errno.EPIPE, errno.EAGAIN}
+_TRANSIENT_NAMES = {"ConnectionError", "EndpointConnectionError", "ConnectionClosedError", "ReadTimeoutError",
+                    "ConnectTimeoutError", "HTTPClientError", "ClientConnectorError", "ServerDisconnectedError",
+                    "ClientOSError", "ServerTimeoutError", "TimeoutError", "IncompleteReadError"}
+
+log = structlog.get_logger("kernelevolve.store")
+
+
+def window_s() -> float:
+    """How long to keep retrying: ``KE_S3_RETRY_S`` seconds if set to a number >= 0, else the default."""
+    raw = os.environ.get(RETRY_ENV, "")
+    try:
+        value = float(raw)
+    except ValueError:
+        return DEFAULT_WINDOW_S
+    return value if value >= 0 else DEFAULT_WINDOW_S
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for a failure to reach the endpoint (refused, reset, timed out), anywhere in the cause chain;
+    a missing object, a denied request or bad data is not waited on."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (FileNotFoundError, PermissionError)):
+            return False
+        if isinstance(current, ConnectionError) or any(c.__name__ in _TRANSIENT_NAMES
+                                                       for c in type(current).__mro__):
+            return True
+        if isinstance(current, OSError) and current.errno in _TRANSIENT_ERRNOS:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def retrying(call: Callable[[], T], what: str, window: float | None = None) -> T:
+    """``call()``, retried while it fails transiently and the window lasts; then its last error is raised."""
+    deadline = time.monotonic() + (window_s() if window is None else window)
+    delay, attempt = _FIRST_DELAY_S, 0
+    while True:
+        try:
+            return call()
+        except Exception as exc:
+            attempt += 1
+            remaining = deadline - time.monotonic()
+            if not is_transient(exc) or remaining <= 0:
+                raise
+            log.warning("s3_retry", what=what, attempt=attempt, error=f"{type(exc).__name__}: {exc}"[:300])
+            time.sleep(min(remaining, delay * random.uniform(0.75, 1.25)))
+            delay = min(delay * _GROWTH, _CAP_S)
