@@ -1,24 +1,22 @@
 """Waiting out a short S3 outage: a store call that cannot connect is retried with capped exponential
-backoff and jitter for a window (``KE_S3_RETRY_S``, default 90 s), so a restarted or briefly unreachable
-endpoint does not end a search. s3fs and botocore retry for only ~5 s of their own; tenacity is not a
-dependency, and this loop is all that is needed."""
+backoff and jitter (tenacity) for a window (``KE_S3_RETRY_S``, default 90 s), so a restarted or briefly
+unreachable endpoint does not end a search. s3fs and botocore retry for only ~5 s of their own."""
 
 from __future__ import annotations
 
 import errno
 import os
-import random
-import time
 from collections.abc import Callable
 from typing import TypeVar
 
 import structlog
+import tenacity
 
 T = TypeVar("T")
 
 RETRY_ENV = "KE_S3_RETRY_S"
 DEFAULT_WINDOW_S = 90.0  # an outage of at least 60 s must be waited out (issue #30, point 13)
-_FIRST_DELAY_S, _GROWTH, _CAP_S = 0.5, 2.0, 10.0
+_FIRST_DELAY_S, _CAP_S = 0.5, 10.0
 _TRANSIENT_ERRNOS = {errno.ECONNREFUSED, errno.ECONNRESET, errno.ECONNABORTED, errno.ETIMEDOUT,
                      errno.EHOSTUNREACH, errno.ENETUNREACH, errno.ENETDOWN, errno.EPIPE, errno.EAGAIN}
 _TRANSIENT_NAMES = {"ConnectionError", "EndpointConnectionError", "ConnectionClosedError", "ReadTimeoutError",
@@ -58,16 +56,14 @@ def is_transient(exc: BaseException) -> bool:
 
 def retrying(call: Callable[[], T], what: str, window: float | None = None) -> T:
     """``call()``, retried while it fails transiently and the window lasts; then its last error is raised."""
-    deadline = time.monotonic() + (window_s() if window is None else window)
-    delay, attempt = _FIRST_DELAY_S, 0
-    while True:
-        try:
-            return call()
-        except Exception as exc:
-            attempt += 1
-            remaining = deadline - time.monotonic()
-            if not is_transient(exc) or remaining <= 0:
-                raise
-            log.warning("s3_retry", what=what, attempt=attempt, error=f"{type(exc).__name__}: {exc}"[:300])
-            time.sleep(min(remaining, delay * random.uniform(0.75, 1.25)))
-            delay = min(delay * _GROWTH, _CAP_S)
+
+    def warn(state: tenacity.RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        log.warning("s3_retry", what=what, attempt=state.attempt_number, error=f"{type(exc).__name__}: {exc}"[:300])
+
+    retry = tenacity.Retrying(
+        retry=tenacity.retry_if_exception(is_transient),
+        stop=tenacity.stop_after_delay(window_s() if window is None else window),
+        wait=tenacity.wait_random_exponential(multiplier=_FIRST_DELAY_S, max=_CAP_S),
+        before_sleep=warn, reraise=True)
+    return retry(call)
