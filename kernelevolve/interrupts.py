@@ -29,6 +29,12 @@ _installed: dict[int, Any] = {}  # signal -> the handler it had before :func:`ha
 _process = False  # whether the caller is the whole process (``ke`` itself), so that it may be exited
 
 
+def signalled() -> bool:
+    """Whether a signal arrived: an exception raised after it (a lock released by an interrupted ``with``, a
+    library call cut short) is part of the interrupt, not a bug of its own (issue #30)."""
+    return bool(_received)
+
+
 def _force_exit(message: str) -> None:
     """End the process now; os.write, not print: a handler may run while the main thread is inside a print."""
     for stream in (sys.stdout, sys.stderr):

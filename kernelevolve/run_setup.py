@@ -8,6 +8,7 @@ from typing import Any
 
 import structlog
 
+from kernelevolve import interrupts
 from kernelevolve.errors import RunFailed
 from kernelevolve.execution import Execution
 from kernelevolve.operators.offline import OfflineOperator
@@ -83,9 +84,15 @@ def drive(runs: list[RunRecord], meta: MetadataStore, objects: ObjectStore, exec
 
     try:
         Orchestrator(execution.pools, execution.generation, concurrency).run(drivers, on_finish)
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        # A signal's KeyboardInterrupt, or what it broke on its way (a lock released twice, a Ray call cut
+        # short): the runs still going are interrupted, never left "running" (issue #30).
+        if not isinstance(exc, KeyboardInterrupt) and not interrupts.signalled():
+            raise
         for d in drivers:
             if d.run.run_id not in {r.run_id for r in finished}:
                 meta.update_run(d.run.run_id, status="interrupted")
-        raise
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise KeyboardInterrupt() from exc
     return finished, failures
