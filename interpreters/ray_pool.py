@@ -27,6 +27,7 @@ from ray import exceptions as ray_errors
 from ray._private import auto_init_hook
 
 from evaluators.result import EvaluationResult
+from interpreters import ray_watchdog
 from interpreters.pools import EvaluationRequest, PoolSet, SlotLost, SlotPool, default_scratch
 from interpreters.targets import get_target
 
@@ -177,6 +178,7 @@ def connect(address: str | None, offer: dict[str, int], namespace: str = "kernel
                 ray.init(address=PRIVATE, resources={resource_name(t): n for t, n in offer.items()},
                          namespace=namespace, include_dashboard=False, log_to_driver=False,
                          logging_level=logging.WARNING, runtime_env=runtime_env)
+                ray_watchdog.watch()
         finally:
             _restore_signal_handlers(handlers)
     return ray.cluster_resources()
@@ -235,5 +237,8 @@ def ray_pools(size: int, on_start: Callable[[str, dict[str, Any]], None] | None 
 
 
 def shutdown() -> None:
-    if ray.is_initialized():
-        ray.shutdown()
+    try:
+        if ray.is_initialized():
+            ray.shutdown()
+    finally:
+        ray_watchdog.release()

@@ -73,7 +73,7 @@ def _stop(tmp_path: Path, signum: int, when: str) -> tuple[subprocess.Popen, Pat
             if exited is not None and not tree.alive():
                 break
             time.sleep(0.1)
-        left = [f"{pid}: {cmd[:100]}" for (pid, _), cmd in tree.alive().items()]
+        left = [f"{pid}: {cmd.replace(sys.prefix, '')[:160]}" for (pid, _), cmd in tree.alive().items()]
         if proc.poll() is None:
             left.append(f"{proc.pid}: ke itself")
         return proc, state, exited if exited is not None else float("inf"), left
@@ -109,3 +109,11 @@ def test_ctrl_c_mid_evaluation_under_ray(tmp_path: Path) -> None:
 
 def test_sigterm_mid_evaluation_under_ray(tmp_path: Path) -> None:
     _assert_clean_interrupt(tmp_path, signal.SIGTERM, "evaluating")
+
+
+def test_sigkill_of_ke_alone_under_ray(tmp_path: Path) -> None:
+    """kill -9 runs no handler: the private instance's GCS and raylet die with ke (Ray's own fate sharing), its
+    actors and their evaluation workers with the raylet, and the raylet's agents learn of it through a pipe."""
+    proc, _, _, left = _stop(tmp_path, signal.SIGKILL, "evaluating")
+    assert proc.returncode == -signal.SIGKILL
+    assert not left, f"alive {GRACE_S:.0f} s after SIGKILL: {left}"
