@@ -20,6 +20,7 @@ from typing import Any
 import structlog
 
 from interpreters.pools import PoolSet, local_pools
+from kernelevolve import interrupts
 from kernelevolve.errors import UserError
 from kernelevolve.generation import GenerationPool, RayGeneration, ThreadGeneration
 
@@ -78,6 +79,7 @@ def check_executor(kind: str, ray_address: str | None) -> None:
 def open_execution(kind: str, ray_address: str | None, targets: list[str], concurrency: int,
                    scratch: Path) -> Execution:
     """Pools with ``concurrency`` slots per target; joins or starts Ray for the ray executor."""
+    interrupts.check()  # a signal deferred during set-up stops the command before any executor starts
     check_executor(kind, ray_address)
     if kind == "local":
         return Execution("local", local_pools(scratch, concurrency), ThreadGeneration(concurrency))

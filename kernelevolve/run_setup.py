@@ -67,11 +67,6 @@ def make_operator(run: RunRecord, objects: ObjectStore) -> Any:
 def drive(runs: list[RunRecord], meta: MetadataStore, objects: ObjectStore, execution: Execution,
           concurrency: int, track: Any = None) -> tuple[list[RunRecord], list[tuple[str, str]]]:
     """Run every run to its end on shared pools; returns (finished runs, [(run_id, failure)])."""
-    drivers = []
-    for run in runs:
-        done = meta.count_nodes(run.run_id)
-        progress = track(f"{run.op}@{run.hw} {run.strategy} [{run.run_id}]", run.budget, done) if track else None
-        drivers.append(RunDriver(run, meta, objects, make_operator(run, objects), progress))
     finished: list[RunRecord] = []
     failures: list[tuple[str, str]] = []
 
@@ -82,17 +77,25 @@ def drive(runs: list[RunRecord], meta: MetadataStore, objects: ObjectStore, exec
             failures.append((driver.run.run_id, str(exc)))
             log.error("run_failed", run_id=driver.run.run_id, error=str(exc))
 
-    try:
+    try:  # from the first line: an interrupt while the drivers are built still marks every run
+        drivers = [_driver(run, meta, objects, track) for run in runs]
+        interrupts.check()
         Orchestrator(execution.pools, execution.generation, concurrency).run(drivers, on_finish)
     except BaseException as exc:
         # A signal's KeyboardInterrupt, or what it broke on its way (a lock released twice, a Ray call cut
         # short): the runs still going are interrupted, never left "running" (issue #30).
         if not isinstance(exc, KeyboardInterrupt) and not interrupts.signalled():
             raise
-        for d in drivers:
-            if d.run.run_id not in {r.run_id for r in finished}:
-                meta.update_run(d.run.run_id, status="interrupted")
+        for run in runs:
+            if run.run_id not in {r.run_id for r in finished}:
+                meta.update_run(run.run_id, status="interrupted")
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise KeyboardInterrupt() from exc
     return finished, failures
+
+
+def _driver(run: RunRecord, meta: MetadataStore, objects: ObjectStore, track: Any) -> RunDriver:
+    done = meta.count_nodes(run.run_id)
+    progress = track(f"{run.op}@{run.hw} {run.strategy} [{run.run_id}]", run.budget, done) if track else None
+    return RunDriver(run, meta, objects, make_operator(run, objects), progress)
