@@ -150,13 +150,8 @@ PRIVATE = "local"  # Ray's word for "start a new local instance": never a cluste
 
 
 def private_environment() -> None:
-    """Settings for the private instance, set before ``ray.init`` so that its raylet and agents inherit them.
-
-    The agents the raylet starts (dashboard agent, runtime-env agent) learn of its death through a pipe at
-    once instead of polling their parent; and the token-authentication notice Ray logs for every new local
-    instance is not ``ke``'s to print (the instance is ``ke``'s own and stops with it)."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    os.environ.setdefault("RAY_enable_pipe_based_agent_to_parent_health_check", "1")
+    """Settings for the private instance, made before ``ray.init``: the token-authentication notice Ray logs
+    for every new local instance is not ``ke``'s to print (the instance is ``ke``'s own and stops with it)."""
     logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
 
 

@@ -6,6 +6,8 @@ and a private Ray cluster outlived ``ke``, on a GPU host holding device memory. 
 SIGHUP raises KeyboardInterrupt in the main thread, so the one interrupt path runs (runs marked interrupted, pools
 closed, Ray shut down, exit 130). A second signal exits at once: the workers die with this process anyway
 (:mod:`interpreters.sandbox` sets their parent-death signal), so nobody needs SIGKILL to get out of a slow cleanup.
+A signal that comes while a module is being imported is held until :func:`check` (issue #30): torch's import
+swallows a KeyboardInterrupt raised inside it.
 """
 
 from __future__ import annotations
