@@ -171,6 +171,7 @@ class SlotPool:
         self._slots: list[Slot] = []
         self._lock = threading.Lock()
         self.lost = 0
+        self._closed = False
 
     def submit(self, request: EvaluationRequest) -> Future[EvaluationResult]:
         return self._threads.submit(self._run, request)
@@ -186,6 +187,8 @@ class SlotPool:
                         self._slots.append(slot)
                 result = slot.evaluate(request)
             except SlotLost as exc:
+                if self._closed:  # the pool's own close killed it (an interrupt): nothing lost, nothing to say
+                    raise
                 last = str(exc)
                 with self._lock:
                     self.lost += 1
@@ -243,6 +246,7 @@ class SlotPool:
         def closed() -> Slot:
             raise RuntimeError(f"pool {self.name} is closed")
 
+        self._closed = True
         self._make_slot = closed
         self._threads.shutdown(wait=False, cancel_futures=True)
         with self._lock:

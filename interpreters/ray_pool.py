@@ -24,12 +24,17 @@ from typing import Any
 
 import ray
 from ray import exceptions as ray_errors
+from ray._private import auto_init_hook
 
 from evaluators.result import EvaluationResult
+from interpreters import ray_watchdog
 from interpreters.pools import EvaluationRequest, PoolSet, SlotLost, SlotPool, default_scratch
 from interpreters.targets import get_target
 
 log = logging.getLogger("interpreters.ray_pool")
+# Never start Ray implicitly: a pool thread that creates an actor after ``ray.shutdown`` (an interrupt racing a
+# retry) would otherwise start a second, resource-less local instance and wait on it forever (issue #30).
+auto_init_hook.enable_auto_connect = False
 RESOURCE_PREFIX = "hw:"
 # Ray's ways of saying "the actor, its worker process or its node is gone".
 LOST_ERRORS: tuple[type[BaseException], ...] = tuple(
@@ -141,8 +146,17 @@ def check_reachable(address: str, timeout_s: float = 5.0) -> None:
             from None
 
 
+PRIVATE = "local"  # Ray's word for "start a new local instance": never a cluster found on this host
+
+
+def private_environment() -> None:
+    """Settings for the private instance, made before ``ray.init``: the token-authentication notice Ray logs
+    for every new local instance is not ``ke``'s to print (the instance is ``ke``'s own and stops with it)."""
+    logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
+
+
 def connect(address: str | None, offer: dict[str, int], namespace: str = "kernelevolve") -> dict[str, float]:
-    """Join ``address`` (or start a private local cluster offering ``offer``); returns the cluster resources."""
+    """Join ``address`` (or start a private local instance offering ``offer``); returns the cluster resources."""
     if address:
         check_reachable(address)
     if not ray.is_initialized():
@@ -155,9 +169,11 @@ def connect(address: str | None, offer: dict[str, int], namespace: str = "kernel
                 ray.init(address=address, namespace=namespace, log_to_driver=False, logging_level=logging.WARNING,
                          runtime_env=runtime_env)
             else:
-                ray.init(resources={resource_name(t): n for t, n in offer.items()}, namespace=namespace,
-                         include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING,
-                         runtime_env=runtime_env)
+                private_environment()
+                ray.init(address=PRIVATE, resources={resource_name(t): n for t, n in offer.items()},
+                         namespace=namespace, include_dashboard=False, log_to_driver=False,
+                         logging_level=logging.WARNING, runtime_env=runtime_env)
+                ray_watchdog.watch()
         finally:
             _restore_signal_handlers(handlers)
     return ray.cluster_resources()
@@ -216,5 +232,8 @@ def ray_pools(size: int, on_start: Callable[[str, dict[str, Any]], None] | None 
 
 
 def shutdown() -> None:
-    if ray.is_initialized():
-        ray.shutdown()
+    try:
+        if ray.is_initialized():
+            ray.shutdown()
+    finally:
+        ray_watchdog.release()

@@ -1,8 +1,9 @@
 """Choose and open the executor: evaluation pools per target plus a generation pool (DESIGN §7).
 
-``--executor ray`` is the default when Ray is installed: without ``--ray-address`` a private local Ray
-cluster is started that offers each requested target (so the same code path runs on a laptop and on a
-cluster); with an address, the cluster must already offer ``hw:<target>`` for every target of the run.
+``--executor ray`` is the default when Ray is installed: unless a cluster is named (``--ray-address``, else
+``RAY_ADDRESS``) a private local Ray instance is started that offers each requested target and stopped at the
+end (so the same code path runs on a laptop and on a cluster); a named cluster must already offer
+``hw:<target>`` for every target of the run. A cluster merely running on this host is never joined.
 ``--executor local`` uses sandboxed worker processes on this host and no Ray at all.
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 import structlog
 
 from interpreters.pools import PoolSet, local_pools
+from kernelevolve import interrupts
 from kernelevolve.errors import UserError
 from kernelevolve.generation import GenerationPool, RayGeneration, ThreadGeneration
 
@@ -55,6 +57,16 @@ class Execution:
                     self._shutdown()
 
 
+def ray_address_for(kind: str, given: str | None) -> str | None:
+    """The Ray cluster a run joins: ``given`` (``--ray-address`` or a campaign's ``ray_address``), else
+    ``RAY_ADDRESS``; None (and ``local``) means a private instance. Ray's own default would join any cluster
+    running on this host, even a stale one named by /tmp/ray/ray_current_cluster (issue #30)."""
+    if kind != "ray":
+        return given  # check_executor refuses an address given to the local executor; RAY_ADDRESS is not ours
+    chosen = (given or os.environ.get("RAY_ADDRESS") or "").strip()
+    return None if chosen in ("", "local") else chosen
+
+
 def check_executor(kind: str, ray_address: str | None) -> None:
     if kind not in EXECUTORS:
         raise UserError(f"unknown executor '{kind}' (known: {', '.join(EXECUTORS)})")
@@ -67,6 +79,7 @@ def check_executor(kind: str, ray_address: str | None) -> None:
 def open_execution(kind: str, ray_address: str | None, targets: list[str], concurrency: int,
                    scratch: Path) -> Execution:
     """Pools with ``concurrency`` slots per target; joins or starts Ray for the ray executor."""
+    interrupts.check()  # a signal deferred during set-up stops the command before any executor starts
     check_executor(kind, ray_address)
     if kind == "local":
         return Execution("local", local_pools(scratch, concurrency), ThreadGeneration(concurrency))

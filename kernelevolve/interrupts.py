@@ -6,6 +6,8 @@ and a private Ray cluster outlived ``ke``, on a GPU host holding device memory. 
 SIGHUP raises KeyboardInterrupt in the main thread, so the one interrupt path runs (runs marked interrupted, pools
 closed, Ray shut down, exit 130). A second signal exits at once: the workers die with this process anyway
 (:mod:`interpreters.sandbox` sets their parent-death signal), so nobody needs SIGKILL to get out of a slow cleanup.
+A signal that comes while a module is being imported is held until :func:`check` (issue #30): torch's import
+swallows a KeyboardInterrupt raised inside it.
 """
 
 from __future__ import annotations
@@ -25,8 +27,15 @@ FORCE_EXIT_S = 8.0  # after the first signal, the process ends by then even if a
 EXIT_CODE = 130
 
 _received: list[int] = []
+_raised: list[bool] = []  # whether the first signal's KeyboardInterrupt was raised (not deferred)
 _installed: dict[int, Any] = {}  # signal -> the handler it had before :func:`handled`
 _process = False  # whether the caller is the whole process (``ke`` itself), so that it may be exited
+
+
+def signalled() -> bool:
+    """Whether a signal arrived: an exception raised after it (a lock released by an interrupted ``with``, a
+    library call cut short) is part of the interrupt, not a bug of its own (issue #30)."""
+    return bool(_received)
 
 
 def _force_exit(message: str) -> None:
@@ -54,6 +63,25 @@ def _exit_later(seconds: float) -> None:
     threading.Thread(target=wait_then_exit, name="ke-exit-deadline", daemon=True).start()
 
 
+def check() -> None:
+    """Raise the interrupt deferred by :func:`_handler` (a signal that came during an import); call it where a
+    command moves from set-up to work (opening an executor, driving runs)."""
+    if _received and not _raised:
+        _raised.append(True)
+        raise KeyboardInterrupt(signal.Signals(_received[0]).name)
+
+
+def _importing(frame: FrameType | None) -> bool:
+    """Whether ``frame`` runs inside an import. A KeyboardInterrupt raised there can be swallowed: torch's
+    import of numpy catches it (the search then ran on until the 8 s deadline) and may leave Python to end
+    itself with SIGINT after ``ke`` printed its line (exit -2 instead of 130; issue #30)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _handler(signum: int, frame: FrameType | None) -> None:
     _received.append(signum)
     if len(_received) > 1:
@@ -62,6 +90,9 @@ def _handler(signum: int, frame: FrameType | None) -> None:
         return  # not ours to end: let the first interrupt's cleanup finish
     if _process:
         _exit_later(FORCE_EXIT_S)
+    if _importing(frame):
+        return  # raised by check() once set-up reaches it; the deadline above still holds
+    _raised.append(True)
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
@@ -76,6 +107,7 @@ def handled(process: bool) -> Iterator[None]:
         yield
         return
     _received.clear()
+    _raised.clear()
     _process = process
     for signum in SIGNALS:
         previous = signal.getsignal(signum)

@@ -8,6 +8,7 @@ from typing import Any
 
 import structlog
 
+from kernelevolve import interrupts
 from kernelevolve.errors import RunFailed
 from kernelevolve.execution import Execution
 from kernelevolve.operators.offline import OfflineOperator
@@ -69,11 +70,6 @@ def drive(runs: list[RunRecord], meta: MetadataStore, objects: ObjectStore, exec
     """Run every run to its end on shared pools; returns (finished runs, [(run_id, failure)])."""
     for run in runs:  # one process per run (``ke search`` claimed its run already; a campaign claims its here)
         hold_run(Path(meta.path).parent, run.run_id)
-    drivers = []
-    for run in runs:
-        done = meta.count_nodes(run.run_id)
-        progress = track(f"{run.op}@{run.hw} {run.strategy} [{run.run_id}]", run.budget, done) if track else None
-        drivers.append(RunDriver(run, meta, objects, make_operator(run, objects), progress))
     finished: list[RunRecord] = []
     failures: list[tuple[str, str]] = []
 
@@ -84,16 +80,22 @@ def drive(runs: list[RunRecord], meta: MetadataStore, objects: ObjectStore, exec
             failures.append((driver.run.run_id, str(exc)))
             log.error("run_failed", run_id=driver.run.run_id, error=str(exc))
 
-    try:
+    try:  # from the first line: an interrupt while the drivers are built still marks every run
+        drivers = [_driver(run, meta, objects, track) for run in runs]
+        interrupts.check()
         Orchestrator(execution.pools, execution.generation, concurrency).run(drivers, on_finish)
-    except KeyboardInterrupt:
-        for d in drivers:
-            if d.run.run_id not in {r.run_id for r in finished}:
-                meta.update_run(d.run.run_id, status="interrupted")
-        raise
-    except Exception as exc:  # the store, the disk or a bug stopped the search: no run may stay "running"
-        _mark_failed([d.run.run_id for d in drivers if d.run.run_id not in {r.run_id for r in finished}],
-                     meta, exc)
+    except BaseException as exc:
+        unfinished = [run.run_id for run in runs if run.run_id not in {r.run_id for r in finished}]
+        if isinstance(exc, KeyboardInterrupt) or interrupts.signalled():
+            # A signal's KeyboardInterrupt, or what it broke on its way (a lock released twice, a Ray call cut
+            # short): the runs still going are interrupted, never left "running" (issue #30).
+            for run_id in unfinished:
+                meta.update_run(run_id, status="interrupted")
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise KeyboardInterrupt() from exc
+        if isinstance(exc, Exception):  # the store, the disk or a bug stopped the search: none stays "running"
+            _mark_failed(unfinished, meta, exc)
         raise
     return finished, failures
 
@@ -106,3 +108,9 @@ def _mark_failed(run_ids: list[str], meta: MetadataStore, exc: Exception) -> Non
         except Exception:  # noqa: BLE001 - the original error is re-raised by the caller
             log.error("run_not_marked_failed", run_id=run_id)
         log.error("run_failed", run_id=run_id, error=f"{type(exc).__name__}: {exc}"[:500])
+
+
+def _driver(run: RunRecord, meta: MetadataStore, objects: ObjectStore, track: Any) -> RunDriver:
+    done = meta.count_nodes(run.run_id)
+    progress = track(f"{run.op}@{run.hw} {run.strategy} [{run.run_id}]", run.budget, done) if track else None
+    return RunDriver(run, meta, objects, make_operator(run, objects), progress)

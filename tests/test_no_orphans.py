@@ -186,8 +186,8 @@ def _assert_interrupted(proc: subprocess.Popen, state: Path, tmp_path: Path) -> 
     """The interrupt path ran: exit 130 with the one-line message, and the run is stored as interrupted."""
     err = _stderr(tmp_path)
     assert proc.returncode == 130, f"exit {proc.returncode}: {err}"
-    last = err.splitlines()[-1]  # Ctrl-C's own line: click turns KeyboardInterrupt into "aborted"
-    assert last == "ke: error: aborted" or last.startswith("ke: error: interrupted"), err
+    last = err.splitlines()[-1]
+    assert last.startswith("ke: error: interrupted; "), err
     assert [r.status for r in MetadataStore(state / "ke.duckdb").list_runs()] == ["interrupted"]
 
 
@@ -243,10 +243,4 @@ def test_local_search_killed_leaves_no_process(tmp_path: Path) -> None:
     assert not left, f"alive {GRACE_S:.0f} s after SIGKILL: {left}"
 
 
-@pytest.mark.slow
-def test_ray_search_terminated_leaves_no_process(tmp_path: Path) -> None:
-    """The private Ray cluster ke starts (GCS, raylet, agents, actors and the worker each actor holds) goes too,
-    although ray.init replaces ke's SIGTERM handler with its own."""
-    proc, state, left = _signal_mid_evaluation(tmp_path, "ray", signal.SIGTERM)
-    assert not left, f"alive {GRACE_S:.0f} s after SIGTERM: {left}"
-    _assert_interrupted(proc, state, tmp_path)
+# SIGTERM (and SIGINT, SIGKILL) of a Ray search: tests/test_ray_interrupts.py.

@@ -42,7 +42,7 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_na
     from kernelevolve.aten.matrix import summarize
     from kernelevolve.aten.sweep import SweepOptions, select_ops
     from kernelevolve.cli.search_cmd import check_target, reject_unsupported
-    from kernelevolve.execution import check_executor, default_executor, open_execution
+    from kernelevolve.execution import check_executor, default_executor, open_execution, ray_address_for
     from kernelevolve.inputs import output_file
 
     if budget < 1:
@@ -59,6 +59,7 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_na
     selected = select_ops(ops)
     executor = executor or default_executor()
     check_executor(executor, ray_address)
+    ray_address = ray_address_for(executor, ray_address)
     if not ray_address:
         check_target(target, simulate)
     opts = SweepOptions(hw=hw, budget=budget, strategy=strategy, simulate=simulate or target.always_simulated,

@@ -27,7 +27,7 @@ def campaign_cmd(file, concurrency, executor, ray_address, state_dir, store_url,
     from interpreters.targets import get_target
     from kernelevolve.campaign import load_plan
     from kernelevolve.cli.search_cmd import check_target
-    from kernelevolve.execution import check_executor, default_executor, open_execution
+    from kernelevolve.execution import check_executor, default_executor, open_execution, ray_address_for
 
     plan = load_plan(file)  # checks the file and every spec it names
     paths = checked_state(state_dir, store_url)
@@ -37,9 +37,14 @@ def campaign_cmd(file, concurrency, executor, ray_address, state_dir, store_url,
     if concurrency < 1:
         raise UserError(f"--concurrency must be at least 1, got {concurrency}")
     check_executor(executor, ray_address)
+    ray_address = ray_address_for(executor, ray_address)
     if not ray_address:
         for planned in plan.runs:
             check_target(get_target(planned.hw), planned.simulate)
+    finished = _settled(plan, paths, state_dir, store_url)  # before any executor starts (issue #30)
+    if finished is not None:
+        _report(finished, as_json)
+        return
     # Join (or start) the executor before anything is written: an unreachable cluster is bad input.
     execution = open_execution(executor, ray_address, sorted({r.hw for r in plan.runs}), concurrency,
                                paths.scratch)
@@ -54,10 +59,7 @@ def _run_campaign(plan, file, execution, executor, concurrency, state_dir, store
     from kernelevolve.run_setup import drive
 
     _, meta, objects = open_state(state_dir, store_url, create=True)
-    campaign = meta.campaign_by_name(plan.name)
-    if campaign is not None and campaign["plan_hash"] != plan.plan_hash:
-        raise UserError(f"campaign '{plan.name}' already exists with a different plan; give the changed file a "
-                        "new name (the stored campaign is kept as it is)")
+    campaign = _stored(meta, plan)
     if campaign is None:
         campaign_id = uuid.uuid4().hex[:8]
         meta.create_campaign(campaign_id, plan.name, plan.plan_hash,
@@ -76,9 +78,38 @@ def _run_campaign(plan, file, execution, executor, concurrency, state_dir, store
     else:
         board.close()
         failures = []
+    summary = _summary(plan, campaign_id, meta, failures)
+    meta.set_campaign_status(campaign_id, summary["status"])
+    return summary
+
+
+def _stored(meta, plan) -> dict | None:
+    """The stored campaign of the plan's name, or None; the same name with another plan is refused."""
+    campaign = meta.campaign_by_name(plan.name)
+    if campaign is not None and campaign["plan_hash"] != plan.plan_hash:
+        raise UserError(f"campaign '{plan.name}' already exists with a different plan; give the changed file a "
+                        "new name (the stored campaign is kept as it is)")
+    return campaign
+
+
+def _settled(plan, paths, state_dir, store_url) -> dict | None:
+    """Checked before any executor starts, so that it takes no Ray start-up (issue #30): a changed plan is
+    refused; a campaign whose every run completed gets its summary (None: there is work to do)."""
+    if not paths.db_path.exists():
+        return None
+    _, meta, _ = open_state(state_dir, store_url, create=False)
+    campaign = _stored(meta, plan)
+    if campaign is None:
+        return None
+    by_slot = meta.campaign_runs(campaign["campaign_id"])
+    if len(by_slot) != len(plan.runs) or any(r.status != "completed" for r in by_slot.values()):
+        return None
+    return _summary(plan, campaign["campaign_id"], meta, [])
+
+
+def _summary(plan, campaign_id: str, meta, failures: list) -> dict:
     by_slot = meta.campaign_runs(campaign_id)
     done = all(r.status == "completed" for r in by_slot.values()) and len(by_slot) == len(plan.runs)
-    meta.set_campaign_status(campaign_id, "completed" if done else "incomplete")
     counts = meta.run_node_counts()
     rows = []
     for planned in plan.runs:
@@ -89,9 +120,8 @@ def _run_campaign(plan, file, execution, executor, concurrency, state_dir, store
                      "nodes": counts.get(run.run_id, 0), "budget": run.budget,
                      "best_node_id": best[0].node_id if best else None,
                      "best_fitness": best[0].fitness if best else None})
-    summary = {"campaign_id": campaign_id, "name": plan.name, "status": "completed" if done else "incomplete",
-               "runs": rows, "failures": [{"run_id": r, "error": e} for r, e in failures]}
-    return summary
+    return {"campaign_id": campaign_id, "name": plan.name, "status": "completed" if done else "incomplete",
+            "runs": rows, "failures": [{"run_id": r, "error": e} for r, e in failures]}
 
 
 def _report(summary: dict, as_json: bool) -> None:

@@ -25,7 +25,22 @@ from kernelevolve.cli.worker_cmd import worker_cmd
 from kernelevolve.errors import RunFailed, StoreFailure, UserError, disk_failure
 
 
-@click.group()
+class Interrupted(Exception):
+    """A signal's KeyboardInterrupt carried past click, which would print an empty line and call it "aborted"."""
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context):  # noqa: ANN201 - click's own signature
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted() from None
+
+
+INTERRUPTED = "interrupted; resume with 'ke search --resume RUN' (a campaign or sweep: run it again)"
+
+
+@click.group(cls=_Group)
 @click.version_option(__version__, prog_name="ke")
 @global_state_options
 def cli() -> None:
@@ -55,16 +70,14 @@ def _run(argv: list[str] | None) -> int:
         cli.main(args=argv, prog_name="ke", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except click.exceptions.Abort:
-        return _fail("aborted", 130)
+    except (Interrupted, KeyboardInterrupt, click.exceptions.Abort):
+        return _fail(INTERRUPTED, interrupts.EXIT_CODE)
     except click.ClickException as exc:  # usage errors: unknown option, missing argument, bad type
         return _fail(exc.format_message(), 2)
     except UserError as exc:
-        return _fail(str(exc), 2)
+        return _fail(INTERRUPTED, interrupts.EXIT_CODE) if interrupts.signalled() else _fail(str(exc), 2)
     except (RunFailed, StoreFailure) as exc:
-        return _fail(str(exc), 1)
-    except KeyboardInterrupt:
-        return _fail("interrupted; resume with 'ke search --resume RUN'", 130)
+        return _fail(INTERRUPTED, interrupts.EXIT_CODE) if interrupts.signalled() else _fail(str(exc), 1)
     except SystemExit as exc:
         return int(exc.code or 0)
     except Exception as exc:  # a bug in KernelEvolve (unless the disk or the database failed)
@@ -72,6 +85,8 @@ def _run(argv: list[str] | None) -> int:
         if failure:
             return _fail(failure, 1)
         _log_internal_error()
+        if interrupts.signalled():  # the signal's KeyboardInterrupt broke a lock or a library call mid-way
+            return _fail(INTERRUPTED, interrupts.EXIT_CODE)
         return _fail(f"internal error: {type(exc).__name__}: {exc}", 1)
     return 0
 

@@ -52,7 +52,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
                as_json) -> None:
     """Search for a fast, correct Triton kernel for an operator on a target."""
     from interpreters.targets import UnknownTarget, get_target
-    from kernelevolve.execution import check_executor, default_executor, open_execution
+    from kernelevolve.execution import check_executor, default_executor, open_execution, ray_address_for
     from kernelevolve.inputs import source_file
     from kernelevolve.knowledge.roots import CodeRootError, code_roots
     from kernelevolve.run_setup import new_run
@@ -66,6 +66,7 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
     except CodeRootError as exc:
         raise UserError(str(exc)) from None
     check_executor(executor, ray_address)
+    ray_address = ray_address_for(executor, ray_address)
     if resume_id is None and (op is None or hw is None):
         raise UserError("ke search needs --op and --hw (or --resume RUN)")
     if budget <= 0:
@@ -82,6 +83,8 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
         shrunk = test_case_shrink(spec, target, simulate)
         if not ray_address:  # on a cluster, the device is the workers' business
             check_target(target, simulate)  # before any state is created
+        if operator_name == "offline":
+            check_drafts(spec, target.name)  # before any executor starts and any run is stored (issue #30)
     if resume_id is not None:
         paths, meta, objects = open_state(state_dir, store_url, create=False)
         run = meta.get_run(resolve_run(meta, resume_id))
@@ -172,6 +175,18 @@ def test_case_shrink(spec, target, simulate: bool) -> dict:
 def shrunk_line(shrunk: dict) -> str:
     sizes = ", ".join(f"{name} {old}->{new}" for name, (old, new) in shrunk.items())
     return f"  test inputs shrunk from the production sizes: {sizes}"
+
+
+def check_drafts(spec, target: str) -> None:
+    """The offline operator drafts from the op's samples or the template lowering of its reference: an op with
+    neither is refused in one line now, not after an executor started and a run was stored to fail."""
+    from kernelevolve.operators.base import OperatorError
+    from kernelevolve.operators.offline import OfflineOperator
+
+    try:
+        OfflineOperator().samples(spec.name, spec.path.read_text(encoding="utf-8"), target)
+    except OperatorError as exc:
+        raise UserError(str(exc)) from None
 
 
 def check_target(target, simulate) -> None:
