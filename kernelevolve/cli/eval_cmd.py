@@ -26,11 +26,13 @@ def eval_cmd(op, hw, simulate, timeout_s, ncu, candidate, state_dir, store_url, 
     from interpreters.executor import DeviceUnavailable, LocalExecutor
     from interpreters.targets import UnknownTarget, get_target
     from kernelevolve.cli.search_cmd import shrunk_line, test_case_shrink
+    from kernelevolve.export_cpu import without_cpu_fallback
     from kernelevolve.inputs import source_file
 
     if timeout_s <= 0:
         raise UserError(f"--timeout must be positive, got {timeout_s:g}")
     cand_path, cand_text = source_file(candidate, "candidate file")
+    cand_text = without_cpu_fallback(cand_text)  # a file exported by `ke best` is checked as the kernel it holds
     paths = checked_state(state_dir, store_url)
     spec = load_op(op)
     try:
