@@ -68,14 +68,7 @@ def _one_round(tmp_path: Path, rng: random.Random, index: int) -> str | None:
             return f"{name}: runs {statuses}"
         return None
     finally:
-        for pid, _ in tree.alive():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+        tree.reap(proc)
 
 
 @pytest.mark.slow

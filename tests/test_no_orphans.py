@@ -96,6 +96,17 @@ class ProcessTree:
         return {(pid, start): cmd for (pid, start), cmd in self.seen.items()
                 if (st := _stat(pid)) is not None and st[2] == start}
 
+    def reap(self, proc: subprocess.Popen) -> None:
+        """Kill whatever of the tree is still alive, and ``ke`` itself: a failed test leaves nothing to the next."""
+        for pid, _ in self.alive():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
     def has_candidate(self) -> bool:
         """A worker, its fork server, and a process forked from that server (a candidate) are all up."""
         live = {pid: _cmdline(pid) for pid, _ in self.alive()}  # read again: the worker execs after its boot step
@@ -172,14 +183,7 @@ def _signal_mid_evaluation(tmp_path: Path, executor: str, signum: int,
             left.append(f"{proc.pid}: ke itself")
         return proc, state, left
     finally:
-        for pid, _ in tree.alive():  # never leave a failed test's processes to the next one
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+        tree.reap(proc)
 
 
 def _assert_interrupted(proc: subprocess.Popen, state: Path, tmp_path: Path) -> None:

@@ -78,14 +78,7 @@ def _stop(tmp_path: Path, signum: int, when: str) -> tuple[subprocess.Popen, Pat
             left.append(f"{proc.pid}: ke itself")
         return proc, state, exited if exited is not None else float("inf"), left
     finally:
-        for pid, _ in tree.alive():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+        tree.reap(proc)
 
 
 def _assert_clean_interrupt(tmp_path: Path, signum: int, when: str) -> None:
