@@ -93,8 +93,13 @@ class ProcessTree:
                     grew = True
 
     def alive(self) -> dict[Identity, str]:
-        return {(pid, start): cmd for (pid, start), cmd in self.seen.items()
-                if (st := _stat(pid)) is not None and st[2] == start}
+        """Live processes with their command lines read again: one first seen between fork and exec showed its
+        parent's command line (a GCS caught that way was once never recognised, and a test waited 150 s)."""
+        live = {}
+        for (pid, start), cmd in self.seen.items():
+            if (st := _stat(pid)) is not None and st[2] == start:
+                live[(pid, start)] = self.seen[(pid, start)] = _cmdline(pid) or cmd
+        return live
 
     def reap(self, proc: subprocess.Popen) -> None:
         """Kill whatever of the tree is still alive, and ``ke`` itself: a failed test leaves nothing to the next."""
@@ -109,7 +114,7 @@ class ProcessTree:
 
     def has_candidate(self) -> bool:
         """A worker, its fork server, and a process forked from that server (a candidate) are all up."""
-        live = {pid: _cmdline(pid) for pid, _ in self.alive()}  # read again: the worker execs after its boot step
+        live = {pid: cmd for (pid, _), cmd in self.alive().items()}
         servers = {pid for pid, cmd in live.items() if "multiprocessing.forkserver" in cmd}
         worker = any(cmd.endswith("-m evaluators.worker") for cmd in live.values())
         return worker and any((st := _stat(pid)) is not None and st[0] in servers for pid in live)
@@ -161,7 +166,8 @@ def _signal_mid_evaluation(tmp_path: Path, executor: str, signum: int,
         deadline = time.monotonic() + START_TIMEOUT_S
         while not tree.has_candidate():
             assert proc.poll() is None, f"ke exited ({proc.returncode}) before evaluating: {_stderr(tmp_path)}"
-            assert time.monotonic() < deadline, f"no candidate process within {START_TIMEOUT_S:.0f} s"
+            assert time.monotonic() < deadline, (f"no candidate process within {START_TIMEOUT_S:.0f} s: "
+                                                 f"{_stderr(tmp_path)} {list(tree.alive().values())}")
             tree.scan()
             time.sleep(0.1)
         if group:

@@ -57,7 +57,8 @@ def _stop(tmp_path: Path, signum: int, when: str) -> tuple[subprocess.Popen, Pat
         while not (tree.has_candidate() if when == "evaluating" else
                    any("gcs_server" in cmd for cmd in tree.alive().values())):
             assert proc.poll() is None, f"ke exited ({proc.returncode}) early: {_messages(tmp_path)}"
-            assert time.monotonic() < deadline, f"not {when} within {START_TIMEOUT_S:.0f} s"
+            assert time.monotonic() < deadline, (f"not {when} within {START_TIMEOUT_S:.0f} s: "
+                                                 f"{_messages(tmp_path)} {list(tree.alive().values())}")
             tree.scan()
             time.sleep(0.05)
         if signum == signal.SIGINT:

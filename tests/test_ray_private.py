@@ -138,3 +138,18 @@ def test_a_finished_or_changed_campaign_is_answered_before_any_executor(ray_tmp:
     assert changed.stderr.strip().splitlines() == [
         "ke: error: campaign 'tiny' already exists with a different plan; give the changed file a new name "
         "(the stored campaign is kept as it is)"]
+
+
+def test_a_finished_aten_sweep_slice_starts_no_executor(ray_tmp: Path, tmp_path: Path) -> None:
+    """Before: ``ke aten-sweep`` started its executor (Ray: 10 s on 2 cores) before reading its plan, so a
+    re-run of a finished slice paid for Ray; here starting it would fail, as RAY_ADDRESS is down."""
+    args = ("aten-sweep", "--hw", "cpu", "--ops", "abs.default", "--state-dir", str(tmp_path / "state"))
+    first = run_ke(*args, env={"KE_EXECUTOR": "local"}, timeout=240)
+    assert first.returncode == 0, first.stderr
+    started = time.monotonic()
+    again = run_ke(*args, env=_ray_env(ray_tmp, RAY_ADDRESS=NOWHERE), timeout=60)
+    took = time.monotonic() - started
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip().splitlines()[-1] == "1/1 correct"
+    assert "1 already done" in again.stderr and "Ray" not in again.stderr
+    assert took < 6, f"a finished slice took {took:.1f} s"

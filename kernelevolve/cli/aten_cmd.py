@@ -67,14 +67,14 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_na
                         model=model)
     paths = checked_state(state_dir, store_url)
     out_prefix = output_file(out, "matrix", "--out") if out else paths.root / f"aten_sweep_{hw}"
-    execution = open_execution(executor, ray_address, [hw], concurrency, paths.scratch)
+    def start_execution():  # only once the plan holds work: a finished sweep never starts Ray
+        return open_execution(executor, ray_address, [hw], concurrency, paths.scratch)
+
     try:
-        report, failures = _sweep(selected, opts, execution, state_dir, store_url)
+        report, failures = _sweep(selected, opts, start_execution, state_dir, store_url)
     except KeyboardInterrupt:  # drive() marked the runs in flight interrupted; the store holds the rest
         click.echo("ke: interrupted; run the same 'ke aten-sweep' command again to resume", err=True)
         sys.exit(130)
-    finally:
-        execution.close()  # before printing: while Ray runs, stdout is lent to stderr
     argv = sys.argv[1:]  # global options (ke --state-dir X aten-sweep ...) may come first
     report["command"] = "ke " + " ".join(argv[argv.index("aten-sweep"):] if "aten-sweep" in argv else ["aten-sweep"])
     _write(report, out_prefix, html_report)
@@ -100,7 +100,9 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_na
         sys.exit(1)
 
 
-def _sweep(selected, opts, execution, state_dir, store_url) -> tuple[dict, list]:
+def _sweep(selected, opts, start_execution, state_dir, store_url) -> tuple[dict, list]:
+    """Plan first (stale, changed or finished runs are sorted out from the store alone), then start the
+    executor only for what is left, and close it before anything is printed (Ray lends stdout to stderr)."""
     from kernelevolve.aten.matrix import coverage, merged_rows, summarize
     from kernelevolve.aten.sweep import plan_sweep
     from kernelevolve.cli.progress import SweepProgress
@@ -115,7 +117,11 @@ def _sweep(selected, opts, execution, state_dir, store_url) -> tuple[dict, list]
     failures: list = []
     try:
         if plan.to_drive:
-            _, failures = drive(plan.to_drive, meta, objects, execution, opts.concurrency, progress.track)
+            execution = start_execution()
+            try:
+                _, failures = drive(plan.to_drive, meta, objects, execution, opts.concurrency, progress.track)
+            finally:
+                execution.close()
     finally:
         progress.close()
     runs = {name: meta.get_run(run.run_id) for name, run in plan.runs.items()}
