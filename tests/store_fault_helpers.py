@@ -14,14 +14,21 @@ from pathlib import Path
 
 from conftest import REPO_ROOT, KeResult
 
+SLOW_DOWN = (b"HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nContent-Length: %d\r\n"
+             b"Connection: close\r\n\r\n%s")
+SLOW_DOWN_BODY = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
+                  b"<Message>Please reduce your request rate.</Message></Error>")
+
 
 class CuttableProxy:
     """Forwards loopback TCP connections to ``target``; while cut, it closes open connections and resets
-    new ones at once (a refused-like outage an S3 client sees as a connection error)."""
+    new ones at once (a refused-like outage an S3 client sees as a connection error); while busy, it answers
+    every new connection's request with S3's 503 SlowDown, as a throttling or overloaded endpoint does."""
 
     def __init__(self, target: tuple[str, int]) -> None:
         self.target = target
         self.up = True
+        self.busy = False
         self._open: list[socket.socket] = []
         self._lock = threading.Lock()
         self._server = socket.create_server(("127.0.0.1", 0))
@@ -57,6 +64,9 @@ class CuttableProxy:
             if not self.up:
                 _reset(client)
                 continue
+            if self.busy:
+                threading.Thread(target=_slow_down, args=(client,), daemon=True).start()
+                continue
             try:
                 upstream = socket.create_connection(self.target, timeout=5)
             except OSError:
@@ -80,6 +90,21 @@ def _pump(src: socket.socket, dst: socket.socket) -> None:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+
+def _slow_down(client: socket.socket) -> None:
+    """Read the request's head (and what came with it), answer 503 SlowDown, close."""
+    try:
+        client.settimeout(5)
+        data = b""
+        while b"\r\n\r\n" not in data and (chunk := client.recv(65536)):
+            data += chunk
+        client.sendall(SLOW_DOWN % (len(SLOW_DOWN_BODY), SLOW_DOWN_BODY))
+        client.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        client.close()
 
 
 def _reset(sock: socket.socket) -> None:

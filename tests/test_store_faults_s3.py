@@ -55,6 +55,28 @@ def test_an_outage_shorter_than_the_window_is_waited_out(proxied, monkeypatch: p
     assert store.get_text("runs/r/nodes/000001/overview.md") == "before"
 
 
+def test_a_throttling_server_is_waited_out(proxied, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a 503 SlowDown lasting past s3fs and botocore's own retries ended the call (and the search).
+    Those retries absorb about 38 s of SlowDown; with botocore's set to one attempt (read when the client is
+    made, at the first call) they absorb about 2 s, so that a 9 s throttle shows the store's own loop."""
+    store, proxy = proxied
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    monkeypatch.setenv(retry.RETRY_ENV, str(OUTAGE_S * 3))
+    store.put_text("runs/r/nodes/000001/overview.md", "before")
+    proxy.busy = True
+    timer = threading.Timer(OUTAGE_S, setattr, (proxy, "busy", False))
+    timer.start()
+    start = time.monotonic()
+    try:
+        store.put_json("runs/r/nodes/000001/evaluation.json", {"fitness": 2.0})  # answered 503 for a while
+        assert store.get_text("runs/r/nodes/000001/overview.md") == "before"
+    finally:
+        timer.cancel()
+        proxy.busy = False
+    assert time.monotonic() - start >= OUTAGE_S * 0.9
+    assert store.get_json("runs/r/nodes/000001/evaluation.json") == {"fitness": 2.0}
+
+
 def test_an_outage_longer_than_the_window_fails_in_one_line(proxied, monkeypatch: pytest.MonkeyPatch) -> None:
     store, proxy = proxied
     monkeypatch.setenv(retry.RETRY_ENV, "0.5")

@@ -1,6 +1,7 @@
-"""Waiting out a short S3 outage: a store call that cannot connect is retried with capped exponential
-backoff and jitter (tenacity) for a window (``KE_S3_RETRY_S``, default 90 s), so a restarted or briefly
-unreachable endpoint does not end a search. s3fs and botocore retry for only ~5 s of their own."""
+"""Waiting out a short S3 outage: a store call that cannot connect, or that the server answers with a 5xx or
+a throttling error (503 SlowDown, 429), is retried with capped exponential backoff and jitter (tenacity) for a
+window (``KE_S3_RETRY_S``, default 90 s), so a restarted, overloaded or briefly unreachable endpoint does not
+end a search. s3fs and botocore retry for only ~5 s of their own."""
 
 from __future__ import annotations
 
@@ -23,6 +24,11 @@ _TRANSIENT_NAMES = {"ConnectionError", "EndpointConnectionError", "ConnectionClo
                     "ConnectTimeoutError", "HTTPClientError", "ClientConnectorError", "ServerDisconnectedError",
                     "ClientOSError", "ServerTimeoutError", "TimeoutError", "IncompleteReadError"}
 
+# S3's own words for "not now": throttling and server-side failures, whatever status code carries them
+_SERVER_BUSY_CODES = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequests",
+                      "RequestTimeout", "InternalError", "ServiceUnavailable", "503", "500", "502", "504"}
+_SERVER_BUSY_STATUS = {429, 500, 502, 503, 504}
+
 log = structlog.get_logger("kernelevolve.store")
 
 
@@ -37,8 +43,8 @@ def window_s() -> float:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """True for a failure to reach the endpoint (refused, reset, timed out), anywhere in the cause chain;
-    a missing object, a denied request or bad data is not waited on."""
+    """True for a failure to reach the endpoint (refused, reset, timed out) or a busy server (5xx, throttled),
+    anywhere in the cause chain; a missing object, a denied request or bad data is not waited on."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
@@ -50,8 +56,20 @@ def is_transient(exc: BaseException) -> bool:
             return True
         if isinstance(current, OSError) and current.errno in _TRANSIENT_ERRNOS:
             return True
+        if _server_busy(current):
+            return True
         current = current.__cause__ or current.__context__
     return False
+
+
+def _server_busy(exc: BaseException) -> bool:
+    """A botocore ClientError (s3fs keeps it as the cause of its OSError) for a 5xx or a throttling answer."""
+    response = getattr(exc, "response", None)
+    if not isinstance(response, dict):
+        return False
+    code = str((response.get("Error") or {}).get("Code", ""))
+    status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
+    return code in _SERVER_BUSY_CODES or status in _SERVER_BUSY_STATUS
 
 
 def retrying(call: Callable[[], T], what: str, window: float | None = None) -> T:
