@@ -114,11 +114,18 @@ def load_plan(path: Path) -> CampaignPlan:
             entries.append({**defaults, **dict(zip(names, combo, strict=True))})
     if not entries:
         raise UserError(f"{path}: no runs (add [[runs]] entries or a [matrix])")
-    runs = [_planned(path, slot, entry) for slot, entry in enumerate(entries)]
     concurrency = data.get("concurrency", 1)
     if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
         raise UserError(f"{path}: concurrency must be a positive integer, got {concurrency!r}")
-    return CampaignPlan(name.strip(), concurrency, data.get("executor"), data.get("ray_address"), runs)
+    return build_plan(str(path), name.strip(), entries, concurrency, data.get("executor"), data.get("ray_address"))
+
+
+def build_plan(where: str, name: str, entries: list[dict[str, Any]], concurrency: int = 1,
+               executor: str | None = None, ray_address: str | None = None) -> CampaignPlan:
+    """A plan from run entries (DEFAULTS fill what an entry leaves out), each checked: what a campaign file and
+    ``ke sweep`` (which plans from a folder of problems, not a file) share, so both resume the same way."""
+    runs = [_planned(where, slot, {**DEFAULTS, **entry}) for slot, entry in enumerate(entries)]
+    return CampaignPlan(name, concurrency, executor, ray_address, runs)
 
 
 def _table(path: Path, data: dict[str, Any], key: str) -> dict[str, Any]:
@@ -142,7 +149,7 @@ def _run_table(path: Path, index: int, entry: Any) -> dict[str, Any]:
     return entry
 
 
-def _planned(path: Path, slot: int, entry: dict[str, Any]) -> PlannedRun:
+def _planned(path: str, slot: int, entry: dict[str, Any]) -> PlannedRun:
     from interpreters.targets import UnknownTarget, get_target
     from kernelevolve.ops import resolve_op
     from search.policy import STRATEGIES

@@ -130,12 +130,8 @@ def test_a_failing_op_is_a_row_with_its_reason(tmp_path: Path) -> None:
 def test_a_row_says_whether_its_figures_are_the_final_re_measurement(tmp_path: Path) -> None:
     """A run stopped before its final re-measurement reports its best node's search-time figures, marked
     ``search``; once final.json (of that node) exists, the row uses it and says ``final``."""
-    import importlib.util
+    from kernelevolve.sweep.markdown import markdown as sweep_markdown  # ke sweep's (any_op_sweep.py calls it)
 
-    loader = importlib.util.spec_from_file_location("any_op_sweep", Path(REPO_ROOT) / "benchmarks" / "any_op_sweep.py")
-    sweep = importlib.util.module_from_spec(loader)
-    sys.modules["any_op_sweep"] = sweep  # its dataclasses look their module up there
-    loader.loader.exec_module(sweep)
     op = get_op("abs.default")
     meta, objects = MetadataStore(tmp_path / "ke.duckdb"), ObjectStore(str(tmp_path / "artifacts"))
     path, text = materialize_spec(op, tmp_path / "specs")
@@ -149,7 +145,7 @@ def test_a_row_says_whether_its_figures_are_the_final_re_measurement(tmp_path: P
     objects.put_json(f"runs/{run.run_id}/final.json", final)
     row = coverage_row(meta, objects, op, meta.get_run(run.run_id))
     assert (row["measured"], row["speedup_vs_compile"]) == ("final", 0.9)
-    page = sweep.markdown({"hw": "cpu", "budget": 2, "date": "d", "commit": "c", "seconds": 1, "command": "x",
+    page = sweep_markdown({"hw": "cpu", "budget": 2, "date": "d", "commit": "c", "seconds": 1, "command": "x",
                            "levels": {}, "rows": [{**row, "op": "level1/x", "family": "level1"},
                                                   {**row, "op": "level1/y", "family": "level1", "measured": "search"}]})
     assert "**1 of 2 runs have no final re-measurement yet**" in page and "| level1/y | ok | 1 | search |" in page

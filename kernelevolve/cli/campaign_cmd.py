@@ -6,12 +6,16 @@ import sys
 import uuid
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from kernelevolve.cli.common import checked_state, emit_json, json_option, open_state, state_options
 from kernelevolve.cli.progress import ProgressBoard
 from kernelevolve.errors import UserError
+
+if TYPE_CHECKING:
+    from kernelevolve.campaign import CampaignPlan
 
 
 @click.command("campaign")
@@ -24,12 +28,25 @@ from kernelevolve.errors import UserError
 @json_option
 def campaign_cmd(file, concurrency, executor, ray_address, state_dir, store_url, as_json) -> None:
     """Search many ops x targets x strategies together; running the same file again resumes it."""
-    from interpreters.targets import get_target
     from kernelevolve.campaign import load_plan
+
+    plan = load_plan(file)  # checks the file and every spec it names
+    summary = run_plan(plan, {"file": str(file)}, executor, ray_address, concurrency, state_dir, store_url)
+    _report(summary, as_json)
+
+
+def run_plan(plan: CampaignPlan, source: dict, executor: str | None, ray_address: str | None,
+             concurrency: int | None, state_dir: str | None, store_url: str | None,
+             retry_failed: bool = True) -> dict:
+    """Run (or resume) a checked plan to its end and return its summary: ``ke campaign`` and ``ke sweep`` share
+    it, so a sweep resumes exactly as a campaign does. ``source`` is stored with the campaign (where the plan
+    came from). Every check comes before any executor starts; a plan with nothing left starts none (issue #30).
+    ``retry_failed=False`` counts a run the orchestrator failed with a reason (no lowering, does not fit the
+    device) as settled: a sweep re-run then redoes nothing, where a campaign re-run tries such runs again."""
+    from interpreters.targets import get_target
     from kernelevolve.cli.search_cmd import check_target
     from kernelevolve.execution import check_executor, default_executor, open_execution, ray_address_for
 
-    plan = load_plan(file)  # checks the file and every spec it names
     paths = checked_state(state_dir, store_url)
     executor = executor or plan.executor or default_executor()
     ray_address = ray_address or plan.ray_address
@@ -41,21 +58,19 @@ def campaign_cmd(file, concurrency, executor, ray_address, state_dir, store_url,
     if not ray_address:
         for planned in plan.runs:
             check_target(get_target(planned.hw), planned.simulate)
-    finished = _settled(plan, paths, state_dir, store_url)  # before any executor starts (issue #30)
+    finished = _settled(plan, paths, state_dir, store_url, retry_failed)  # before any executor starts (issue #30)
     if finished is not None:
-        _report(finished, as_json)
-        return
+        return finished
     # Join (or start) the executor before anything is written: an unreachable cluster is bad input.
     execution = open_execution(executor, ray_address, sorted({r.hw for r in plan.runs}), concurrency,
                                paths.scratch)
     try:
-        summary = _run_campaign(plan, file, execution, executor, concurrency, state_dir, store_url)
+        return _run_campaign(plan, source, execution, executor, concurrency, state_dir, store_url, retry_failed)
     finally:
         execution.close()  # before printing: while Ray runs, stdout is lent to stderr (see kernelevolve.execution)
-    _report(summary, as_json)
 
 
-def _run_campaign(plan, file, execution, executor, concurrency, state_dir, store_url) -> dict:
+def _run_campaign(plan, source, execution, executor, concurrency, state_dir, store_url, retry_failed) -> dict:
     from kernelevolve.run_setup import drive
 
     _, meta, objects = open_state(state_dir, store_url, create=True)
@@ -63,10 +78,10 @@ def _run_campaign(plan, file, execution, executor, concurrency, state_dir, store
     if campaign is None:
         campaign_id = uuid.uuid4().hex[:8]
         meta.create_campaign(campaign_id, plan.name, plan.plan_hash,
-                             {"file": str(file), "runs": [asdict(r) for r in plan.runs]})
+                             {**source, "runs": [asdict(r) for r in plan.runs]})
     else:
         campaign_id = campaign["campaign_id"]
-    runs = _runs_to_drive(plan, campaign_id, meta, objects, executor, concurrency)
+    runs = _runs_to_drive(plan, campaign_id, meta, objects, executor, concurrency, retry_failed)
     board = ProgressBoard()
     if runs:
         board.note(f"campaign {plan.name} [{campaign_id}]: {len(runs)} of {len(plan.runs)} runs to go, "
@@ -83,6 +98,14 @@ def _run_campaign(plan, file, execution, executor, concurrency, state_dir, store
     return summary
 
 
+def settled_run(run, retry_failed: bool = True) -> bool:
+    """Nothing left to do for the run: completed, or (unless failed runs are retried) failed with the
+    orchestrator's reason. A run marked failed without one (the store or a bug stopped it) is always resumed."""
+    if run.status == "completed":
+        return True
+    return not retry_failed and run.status == "failed" and bool((run.config or {}).get("failure"))
+
+
 def _stored(meta, plan) -> dict | None:
     """The stored campaign of the plan's name, or None; the same name with another plan is refused."""
     campaign = meta.campaign_by_name(plan.name)
@@ -92,7 +115,7 @@ def _stored(meta, plan) -> dict | None:
     return campaign
 
 
-def _settled(plan, paths, state_dir, store_url) -> dict | None:
+def _settled(plan, paths, state_dir, store_url, retry_failed: bool = True) -> dict | None:
     """Checked before any executor starts, so that it takes no Ray start-up (issue #30): a changed plan is
     refused; a campaign whose every run completed gets its summary (None: there is work to do)."""
     if not paths.db_path.exists():
@@ -102,7 +125,7 @@ def _settled(plan, paths, state_dir, store_url) -> dict | None:
     if campaign is None:
         return None
     by_slot = meta.campaign_runs(campaign["campaign_id"])
-    if len(by_slot) != len(plan.runs) or any(r.status != "completed" for r in by_slot.values()):
+    if len(by_slot) != len(plan.runs) or not all(settled_run(r, retry_failed) for r in by_slot.values()):
         return None
     return _summary(plan, campaign["campaign_id"], meta, [])
 
@@ -140,7 +163,7 @@ def _report(summary: dict, as_json: bool) -> None:
         sys.exit(1)
 
 
-def _runs_to_drive(plan, campaign_id, meta, objects, executor, concurrency):
+def _runs_to_drive(plan, campaign_id, meta, objects, executor, concurrency, retry_failed=True):
     """Existing unfinished runs of the campaign (checked resumable), plus new runs for slots never started."""
     from evaluators.spec import SpecError, load_spec
     from interpreters.targets import get_target
@@ -154,7 +177,7 @@ def _runs_to_drive(plan, campaign_id, meta, objects, executor, concurrency):
     for planned in plan.runs:
         run = existing.get(planned.slot)
         if run is not None:
-            if run.status != "completed":
+            if not settled_run(run, retry_failed):
                 if not Path(run.op_path).is_file():
                     raise UserError(f"spec {run.op_path} of run {run.run_id} no longer exists")
                 check_resumable(run, source_file(run.op_path, f"run {run.run_id}'s spec")[1])

@@ -21,6 +21,7 @@ from kernelevolve.cli.mcp_cmd import mcp_cmd
 from kernelevolve.cli.report_cmd import report_cmd
 from kernelevolve.cli.runs_cmd import best_cmd, runs_cmd, show_cmd
 from kernelevolve.cli.search_cmd import search_cmd
+from kernelevolve.cli.sweep_cmd import sweep_cmd
 from kernelevolve.cli.worker_cmd import worker_cmd
 from kernelevolve.errors import RunFailed, StoreFailure, UserError, disk_failure
 
@@ -47,7 +48,7 @@ def cli() -> None:
     """KernelEvolve: search for fast, correct Triton kernels."""
 
 
-for command in (search_cmd, campaign_cmd, aten_sweep_cmd, eval_cmd, runs_cmd, show_cmd, best_cmd, hw_group,
+for command in (search_cmd, campaign_cmd, sweep_cmd, aten_sweep_cmd, eval_cmd, runs_cmd, show_cmd, best_cmd, hw_group,
                 worker_cmd, kb_group, mcp_cmd, report_cmd):
     cli.add_command(command)
 

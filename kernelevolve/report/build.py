@@ -1,6 +1,7 @@
 """What goes into each kind of report, and which stored thing a ``ke report`` argument names.
 
-An argument is, in this order: a matrix JSON file (a sweep, no store needed), a run id or unique prefix, a
+An argument is, in this order: a matrix JSON file (``ke sweep``'s or ``ke aten-sweep``'s, told apart by their
+keys; no store needed), a run id or unique prefix, a
 campaign name, a campaign id. A campaign of kind ``aten-sweep`` gets the sweep report, rebuilt from its runs.
 """
 
@@ -16,9 +17,10 @@ from kernelevolve.report.campaign_view import campaign_table, strategies_figure
 from kernelevolve.report.cases_view import cases_figure, cases_table, floor_figure, timed_cases
 from kernelevolve.report.cost_view import cost_figure
 from kernelevolve.report.page import NamedFigure, Report, Section, Table
+from kernelevolve.report.problem_sweep_view import problem_sweep_report
 from kernelevolve.report.run_data import RunData, load_run
 from kernelevolve.report.style import fmt
-from kernelevolve.report.sweep_data import load_matrix_file, matrix_from_store
+from kernelevolve.report.sweep_data import load_matrix_file, matrix_from_store, problem_sweep_file
 from kernelevolve.report.sweep_view import coverage_figure, failures_table, has_speedups, speedup_figure
 from kernelevolve.report.trajectory_view import trajectory_figure
 from kernelevolve.report.tree_view import node_payload, tree_figure
@@ -128,7 +130,8 @@ def resolve(ref: str, open_stores) -> Report:
     if ref.endswith(".json") or path.is_file():
         if not path.is_file():
             raise UserError(f"{ref} does not exist")
-        return sweep_report(load_matrix_file(path))
+        problems = problem_sweep_file(path)
+        return problem_sweep_report(problems) if problems is not None else sweep_report(load_matrix_file(path))
     meta, objects = open_stores()
     try:
         run_id = meta.resolve_run_id(ref)

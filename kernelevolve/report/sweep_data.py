@@ -52,3 +52,18 @@ def matrix_from_store(meta: MetadataStore, objects: ObjectStore, campaign: dict[
     return {"target": config.get("hw", campaign["name"].removeprefix("aten-sweep@")),
             "simulated": bool(config.get("simulate")), "campaign_id": campaign["campaign_id"],
             "source": f"store: campaign {campaign['name']}", "summary": summarize(rows), "ops": rows}
+
+
+def problem_sweep_file(path: Path) -> dict[str, Any] | None:
+    """The file's matrix if it is a ``ke sweep`` one (hw, levels, rows), else None (an ATen matrix, or bad input
+    that ``load_matrix_file`` then names)."""
+    from kernelevolve.sweep.matrix import is_report
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not is_report(data) or not all(isinstance(r, dict) and all(k in r for k in ROW_KEYS) for r in data["rows"]):
+        return None
+    data.setdefault("source", str(path))
+    return data

@@ -1,0 +1,120 @@
+"""``ke sweep DIR``: a tiny corpus of our own in KernelBench's format (two levels), searched offline on the cpu
+interpreter as one campaign; the matrix per level; a re-run that redoes nothing; shards joined; ``ke report`` on
+the matrix; bad input refused in one line before anything is written."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from conftest import run_ke
+from test_cli_bad_input import assert_clean_failure
+
+PROBLEM = '''"""{doc}"""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self{init_args}):
+        super().__init__(){init_body}
+
+    def forward(self, x):
+        return {expr}
+
+
+def get_inputs():
+    return [torch.randn({shape})]
+
+
+def get_init_inputs():
+    return [{init_inputs}]
+'''
+
+
+def corpus(root: Path) -> Path:
+    """level1: a relu and a row sum; level2: a scale then tanh; plus a file that is not a problem (skipped)."""
+    files = {"level1/1_relu.py": dict(doc="ReLU.", expr="torch.relu(x)", shape="64, 128"),
+             "level1/2_row_sum.py": dict(doc="Sum of each row.", expr="torch.sum(x, dim=1)", shape="32, 256"),
+             "level2/1_scale_tanh.py": dict(doc="Scale, then tanh.", expr="torch.tanh(x * self.scale)",
+                                            shape="16, 64", init_args=", scale", init_body="\n        self.scale = "
+                                            "scale", init_inputs="0.5")}
+    for name, fields in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(PROBLEM.format(**{"init_args": "", "init_body": "", "init_inputs": "", **fields}))
+    (root / "level1" / "helpers.py").write_text("def helper():\n    return 1\n")
+    return root
+
+
+def test_sweep_matrix_resume_shards_and_report(tmp_path: Path) -> None:
+    root, state = corpus(tmp_path / "kb"), tmp_path / "state"
+    first = run_ke("sweep", str(root), "--hw", "cpu", "--budget", "1", "--concurrency", "2", "--state-dir",
+                   str(state), timeout=300)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "3 of 3 runs to go" in first.stderr and first.stdout.strip().splitlines()[-1] == "3/3 correct"
+    report = json.loads((state / "sweep_cpu.json").read_text())
+    assert [r["op"] for r in report["rows"]] == ["level1/1_relu", "level1/2_row_sum", "level2/1_scale_tanh"]
+    assert all(r["correct"] and r["status"] == "ok" and r["nodes"] == 1 for r in report["rows"])
+    assert list(report["levels"]) == ["level1", "level2"]
+    one = report["levels"]["level1"]
+    assert (one["correct"], one["total"], one["rate"]) == (2, 2, 1.0)
+    for baseline in ("eager", "compile"):  # the cpu interpreter is untimed: every fast_p is there, and null
+        assert one["fast_p"][baseline] == {"0": None, "1": None, "1.5": None, "2": None}
+    assert report["offline"] is True and report["campaign"]["status"] == "completed"
+    assert report["command"].startswith("ke sweep ") and report["commit"] and report["torch"]
+    assert report["tally"]["nodes"] == 3 and report["overall"]["correct"] == 3
+    page = (state / "sweep_cpu.md").read_text()
+    assert "| level1 | 2/2 | 100% |" in page and "fast_p vs compile (p = 0 / 1 / 1.5 / 2)" in page
+    assert "KernelAgent (Meta)" in page and "1.56x" in page and "this sweep is offline, no LLM" in page
+
+    started = time.monotonic()
+    again = run_ke("sweep", str(root), "--hw", "cpu", "--budget", "1", "--concurrency", "2", "--state-dir",
+                   str(state), "--json")
+    assert again.returncode == 0, again.stderr
+    assert time.monotonic() - started < 6, "a finished sweep is answered from the store"
+    assert "runs to go" not in again.stderr and "executor" not in again.stderr
+    assert again.json()["campaign"]["id"] == report["campaign"]["id"]
+    runs = run_ke("runs", "--json", "--state-dir", str(state)).json()["runs"]
+    assert len(runs) == 3, "nothing ran twice"
+
+    parts = []
+    for i in range(2):  # each share's matrix from the store, then joined: the same rows as the whole sweep
+        part = run_ke("sweep", str(root), "--hw", "cpu", "--shard", f"{i}/2", "--matrix-only", "--state-dir",
+                      str(state), "--out", str(tmp_path / f"part{i}"))
+        assert part.returncode == 0, part.stderr
+        parts.append(str(tmp_path / f"part{i}.json"))
+    assert len(json.loads(Path(parts[1]).read_text())["rows"]) == 1
+    joined = run_ke("sweep", "--merge", *parts, "--out", str(tmp_path / "joined"), "--json")
+    assert joined.returncode == 0, joined.stderr
+    assert [r["op"] for r in joined.json()["rows"]] == [r["op"] for r in report["rows"]]
+    assert joined.json()["shards"] == 2 and joined.json()["levels"]["level1"]["correct"] == 2
+
+    html = tmp_path / "sweep.html"
+    drawn = run_ke("report", str(state / "sweep_cpu.json"), "--out", str(html), "--json")
+    assert drawn.returncode == 0, drawn.stderr
+    assert drawn.json()["kind"] == "sweep" and drawn.json()["figures"][0] == "fast_p"
+    text = html.read_text()
+    assert 'data-figure="fast_p"' in text and 'data-figure="problems"' in text and "KernelAgent" in text
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["{tmp}/missing"], "does not exist"),
+    (["{tmp}/empty"], "no KernelBench-format problem under"),
+    (["{tmp}/kb", "--shard", "2/2"], "--shard 2/2: needs 0 <= i < n"),
+    (["{tmp}/kb", "--hw", "tpu9"], "tpu9"),
+    (["{tmp}/kb", "--strategy", "annealing"], "unknown strategy 'annealing'"),
+    (["{tmp}/kb", "--budget", "0"], "--budget must be at least 1"),
+    (["{tmp}/kb", "--only", "level9/*"], "no problem of"),
+])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path, args: list[str], fragment: str) -> None:
+    corpus(tmp_path / "kb")
+    (tmp_path / "empty").mkdir()
+    state = tmp_path / "state"
+    argv = [a.format(tmp=tmp_path) for a in args]
+    if "--hw" not in argv:
+        argv += ["--hw", "cpu"]
+    assert_clean_failure(run_ke("sweep", *argv, "--state-dir", str(state)), fragment, state)
+    assert not state.exists() and not list(tmp_path.glob("**/sweep_*"))

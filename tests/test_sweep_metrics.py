@@ -1,0 +1,70 @@
+"""The sweep's per-level figures (kernelevolve.sweep.metrics): KernelBench's fast_p and its edge cases, pure."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelevolve.sweep.metrics import by_level, correct_rate, fast_p, fast_p_curve, geomean_speedup, level_metrics
+from kernelevolve.sweep.problems import Problem, parse_shard, select, shard
+
+
+def row(correct: bool, eager: float | None = None, compile_: float | None = None, family: str = "level1",
+        floor: float | None = None) -> dict:
+    return {"op": f"{family}/x", "family": family, "correct": correct, "speedup_vs_eager": eager,
+            "speedup_vs_compile": compile_, "fraction_of_floor": floor}
+
+
+def test_fast_p_counts_correct_and_strictly_faster_over_every_problem() -> None:
+    rows = [row(True, 2.0, 1.0), row(True, 0.5, 0.4), row(False, 3.0, 3.0), row(True, 1.5, 2.5)]
+    # the incorrect row's speedup never counts, though it is the largest; the denominator is every problem
+    assert fast_p(rows, 0, "speedup_vs_eager") == 0.75
+    assert fast_p(rows, 1, "speedup_vs_eager") == 0.5
+    assert fast_p(rows, 1.5, "speedup_vs_eager") == 0.25  # exactly 1.5 is not faster than 1.5
+    assert fast_p(rows, 2, "speedup_vs_eager") == 0.0  # exactly 2 is not faster than 2
+    assert fast_p(rows, 1, "speedup_vs_compile") == 0.25  # 1.0 is not > 1
+    assert fast_p_curve(rows, [0, 1, 2], "speedup_vs_compile") == [0.75, 0.25, 0.25]
+    assert correct_rate(rows) == 0.75
+
+
+def test_untimed_and_empty_levels_have_no_fast_p() -> None:
+    untimed = [row(True), row(True), row(False)]
+    assert fast_p(untimed, 0, "speedup_vs_eager") is None and fast_p(untimed, 1, "speedup_vs_compile") is None
+    assert fast_p([], 0, "speedup_vs_eager") is None and correct_rate([]) is None
+    assert geomean_speedup(untimed, "speedup_vs_eager") is None
+    m = level_metrics(untimed)
+    assert (m["correct"], m["total"], m["rate"]) == (2, 3, round(2 / 3, 4))
+    assert m["timed"] == {"eager": False, "compile": False}
+    assert set(m["fast_p"]["eager"]) == {"0", "1", "1.5", "2"} and set(m["fast_p"]["eager"].values()) == {None}
+    empty = level_metrics([])
+    assert (empty["total"], empty["rate"], empty["fast_p"]["compile"]["0"]) == (0, None, None)
+
+
+def test_a_correct_row_without_a_speedup_on_a_timed_level_is_not_fast() -> None:
+    rows = [row(True, 2.0, None), row(True, 2.0, 1.5)]
+    assert fast_p(rows, 0, "speedup_vs_compile") == 0.5  # fast_0 < correct rate: one compile baseline missing
+    assert fast_p(rows, 0, "speedup_vs_eager") == 1.0 == correct_rate(rows)  # timed: fast_0 is the correct rate
+
+
+def test_geomeans_floor_and_levels() -> None:
+    rows = [row(True, 2.0, 1.0, floor=0.5), row(True, 0.5, 4.0, floor=0.7), row(False, 100.0, 100.0),
+            row(True, 4.0, 1.0, family="level2", floor=0.9), row(False, family="level3")]
+    levels = by_level(rows, {"level1": 0.95})
+    assert list(levels) == ["level1", "level2", "level3"]
+    one = levels["level1"]
+    assert one["goal"] == 0.95 and one["geomean_vs_eager"] == pytest.approx(1.0)
+    assert one["geomean_vs_compile"] == pytest.approx(2.0) and one["median_fraction_of_floor"] == pytest.approx(0.6)
+    assert one["fast_p"]["eager"]["1"] == pytest.approx(1 / 3) and levels["level2"]["fast_p"]["eager"]["2"] == 1.0
+    assert levels["level3"]["rate"] == 0.0 and levels["level3"]["fast_p"]["eager"]["0"] is None
+
+
+def test_only_and_shard_select_in_file_order() -> None:
+    from pathlib import Path
+
+    probs = [Problem(f"level{i // 3 + 1}/{i}_p", f"level{i // 3 + 1}", Path(f"/x/{i}.py")) for i in range(6)]
+    assert [p.name for p in select(probs, "level2/*, level1/0_*")] == ["level1/0_p", "level2/3_p", "level2/4_p",
+                                                                      "level2/5_p"]
+    assert [p.name for p in shard(probs, parse_shard("1/4"))] == ["level1/1_p", "level2/5_p"]
+    assert shard(probs, parse_shard(None)) == probs
+    for bad in ("2/2", "a/b", "1", "0/0", "-1/2"):
+        with pytest.raises(Exception, match="--shard"):
+            parse_shard(bad)
