@@ -84,9 +84,11 @@ def sweep_cmd(paths, hw, budget, strategy, concurrency, executor, ray_address, t
     report = matrix.build_report(rows, matrix.node_tally(meta, runs), {
         "hw": hw, "budget": budget, "strategy": strategy, "only": only, "shard": shard, "dir": str(root),
         "campaign": campaign, "seconds": time.time() - started, "command": _command()})
+    # every problem has its verdict (the campaign itself says "incomplete" while a run is failed: ke campaign's word)
+    report["finished"] = all(_settled(r) for r in rows)
     files = matrix.write(report, prefix)
     _emit(report, files, as_json)
-    if any(not _settled(r) for r in rows):
+    if not report["finished"]:
         sys.exit(1)
 
 
