@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import shutil
 import signal
@@ -45,6 +46,9 @@ class CandidateRunner:
         self.proc = ctx.Process(target=child_main, args=(child_end, str(self.log_path), device, memory_limit_mb),
                                 daemon=True)
         self.proc.start()
+        # the server that forked it: if that one dies, so does this process (its parent-death signal), and its
+        # exit code reads 255 (the server held the real one); the worker must blame the harness, not the kernel
+        self.server_pid: int | None = getattr(multiprocessing.forkserver._forkserver, "_forkserver_pid", None)
         child_end.close()
         self.status, self.reason, self.start_s, self.spawn_s = "starting", "", 0.0, 0.0
         if wait:

@@ -142,8 +142,10 @@ def _evaluate(job: dict[str, Any], judge: SlotJudge) -> EvaluationResult:
                 res.extra["violations"] = [str(v) for v in violations]
                 return finish(res)
         phases["static"] = time.monotonic() - t0
-        judge.server_pid = fork_server_pid()  # before take(): starting the next spare may replace a dead server
         runner = _SPARE.take(device, job.get("memory_limit_mb"))
+        # the server this process came from, which may be older than the current one: a spare forked before its
+        # server was killed dies later, with exit code 255, while a new server already runs (issue #28)
+        judge.server_pid = runner.server_pid
         phases["start"] = runner.start_s  # the wait for a process started ahead (candidate_runner.SpareRunner)
         phases["spawn_ahead"] = runner.spawn_s  # its own start-up, mostly overlapped with the last evaluation
         workdir = runner.workdir
