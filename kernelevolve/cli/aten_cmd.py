@@ -110,20 +110,22 @@ def _sweep(selected, opts, start_execution, state_dir, store_url) -> tuple[dict,
 
     paths, meta, objects = open_state(state_dir, store_url, create=True)
     plan = plan_sweep(meta, objects, selected, opts, paths.root / "aten" / "specs")
-    progress = SweepProgress(f"aten-sweep {opts.hw}", len(selected), len(selected) - len(plan.to_drive))
-    progress.note(f"aten-sweep on {opts.hw} [{opts.campaign_name}, campaign {plan.campaign_id}]: "
-                  f"{len(selected)} ops; {plan.reused} already done, {plan.resumed} resumed, {plan.created} new; "
-                  f"{opts.concurrency} in flight on {opts.executor}")
+    # started before the progress board, whose display would swallow the executor's own log lines
+    execution = start_execution() if plan.to_drive else None
     failures: list = []
     try:
-        if plan.to_drive:
-            execution = start_execution()
-            try:
+        progress = SweepProgress(f"aten-sweep {opts.hw}", len(selected), len(selected) - len(plan.to_drive))
+        progress.note(f"aten-sweep on {opts.hw} [{opts.campaign_name}, campaign {plan.campaign_id}]: "
+                      f"{len(selected)} ops; {plan.reused} already done, {plan.resumed} resumed, {plan.created} "
+                      f"new; {opts.concurrency} in flight on {opts.executor}")
+        try:
+            if execution is not None:
                 _, failures = drive(plan.to_drive, meta, objects, execution, opts.concurrency, progress.track)
-            finally:
-                execution.close()
+        finally:
+            progress.close()
     finally:
-        progress.close()
+        if execution is not None:
+            execution.close()
     runs = {name: meta.get_run(run.run_id) for name, run in plan.runs.items()}
     rows = merged_rows(meta, objects, runs, meta.campaign_runs(plan.campaign_id))  # earlier slices kept
     report = {"target": opts.hw, "simulated": opts.simulate, "budget": opts.budget, "strategy": opts.strategy,
