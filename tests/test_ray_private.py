@@ -131,7 +131,7 @@ def test_a_finished_or_changed_campaign_is_answered_before_any_executor(ray_tmp:
     took = time.monotonic() - started
     assert again.returncode == 0, again.stderr
     assert "campaign tiny" in again.stdout and "completed" in again.stdout
-    assert took < 6, f"a finished campaign took {took:.1f} s"  # about 2 s on 2 idle cores (torch's import)
+    assert took < 10, f"a finished campaign took {took:.1f} s"  # about 2 s on 2 idle cores (torch's import)
     plan.write_text(CAMPAIGN.replace("budget = 1", "budget = 2"), encoding="utf-8")
     changed = run_ke("campaign", str(plan), *state, env=ray, timeout=60)
     assert changed.returncode == 2
@@ -152,4 +152,4 @@ def test_a_finished_aten_sweep_slice_starts_no_executor(ray_tmp: Path, tmp_path:
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip().splitlines()[-1] == "1/1 correct"
     assert "1 already done" in again.stderr and "Ray" not in again.stderr
-    assert took < 6, f"a finished slice took {took:.1f} s"
+    assert took < 10, f"a finished slice took {took:.1f} s"  # about 1.5 s idle; another test runs beside it

@@ -83,7 +83,7 @@ def test_sweep_matrix_resume_shards_and_report(tmp_path: Path) -> None:
     again = run_ke("sweep", str(root), "--hw", "cpu", "--budget", "1", "--concurrency", "2", "--state-dir",
                    str(state), "--json")
     assert again.returncode == 0, again.stderr
-    assert time.monotonic() - started < 6, "a finished sweep is answered from the store"
+    assert time.monotonic() - started < 10, "a finished sweep is answered from the store"  # ~1 s idle
     assert "runs to go" not in again.stderr and "executor" not in again.stderr
     assert again.json()["campaign"]["id"] == report["campaign"]["id"]
     runs = run_ke("runs", "--json", "--state-dir", str(state)).json()["runs"]
