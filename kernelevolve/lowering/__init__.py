@@ -25,14 +25,28 @@ __all__ = ["LoweringError", "lower_spec", "lower_spec_text", "lower_traced"]
 _TRACE_LOCK = threading.Lock()
 
 
+_LOWERED: dict[tuple[str, str, str], str] = {}  # (name, spec text's hash, target) -> candidate source
+_LOWERED_LIMIT = 64
+
+
 def lower_spec_text(name: str, spec_source: str, target: str = "") -> str:
-    """``lower_spec`` for a spec held as text (a run stores its spec's text, not a path)."""
+    """``lower_spec`` for a spec held as text (a run stores its spec's text, not a path). Kept per process:
+    ``ke search`` checks that a spec lowers before any executor starts, and the run then drafts from the same
+    lowering (tracing a KernelBench file at its published sizes takes seconds). Failures are not kept."""
+    import hashlib
     import tempfile
 
+    key = (name, hashlib.sha256(spec_source.encode()).hexdigest(), target)
+    if key in _LOWERED:
+        return _LOWERED[key]
     with tempfile.TemporaryDirectory(prefix="ke-lower-") as tmp:
         path = Path(tmp) / f"{name}.py"
         path.write_text(spec_source, encoding="utf-8")
-        return lower_spec(path, target)
+        source = lower_spec(path, target)
+    if len(_LOWERED) >= _LOWERED_LIMIT:
+        _LOWERED.pop(next(iter(_LOWERED)))
+    _LOWERED[key] = source
+    return source
 
 
 def lower_spec(spec_path: str | Path, target: str = "") -> str:
