@@ -66,6 +66,8 @@ def test_sweep_matrix_resume_shards_and_report(tmp_path: Path) -> None:
     assert (svd["correct"], svd["status"]) == (False, "failed") and "no Triton lowering" in svd["reason"]
     assert (report["levels"]["level2"]["correct"], report["levels"]["level2"]["rate"]) == (1, 0.5)
     assert list(report["levels"]) == ["level1", "level2"]
+    # issue #29's goals on the cpu interpreter, not a GPU's
+    assert [report["levels"][level]["goal"] for level in ("level1", "level2")] == [0.98, 0.95]
     one = report["levels"]["level1"]
     assert (one["correct"], one["total"], one["rate"]) == (2, 2, 1.0)
     for baseline in ("eager", "compile"):  # the cpu interpreter is untimed: every fast_p is there, and null
