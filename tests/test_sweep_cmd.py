@@ -130,3 +130,22 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path, args: l
         argv += ["--hw", "cpu"]
     assert_clean_failure(run_ke("sweep", *argv, "--state-dir", str(state)), fragment, state)
     assert not state.exists() and not list(tmp_path.glob("**/sweep_*"))
+
+
+def test_a_problem_that_does_not_import_is_a_failed_row_and_the_rest_run(tmp_path: Path) -> None:
+    """Before: one file importing a module this host lacks (KernelBench's Mamba problems need einops) refused the
+    whole sweep in one line, at its plan."""
+    root, state = tmp_path / "kb", tmp_path / "state"
+    (root / "level3").mkdir(parents=True)
+    (root / "level3" / "1_relu.py").write_text(PROBLEM.format(doc="ReLU.", expr="torch.relu(x)", shape="64, 128",
+                                                               init_args="", init_body="", init_inputs=""))
+    needs = PROBLEM.format(doc="Needs a module.", expr="x", shape="8", init_args="", init_body="", init_inputs="")
+    (root / "level3" / "2_needs_a_module.py").write_text("import a_module_this_host_lacks  # noqa\n" + needs)
+    result = run_ke("sweep", str(root), "--hw", "cpu", "--budget", "1", "--state-dir", str(state), timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "1 of 1 runs to go" in result.stderr and result.stdout.strip().splitlines()[-1] == "1/2 correct"
+    rows = {r["op"]: r for r in json.loads((state / "sweep_cpu.json").read_text())["rows"]}
+    assert rows["level3/1_relu"]["correct"]
+    lacking = rows["level3/2_needs_a_module"]
+    assert (lacking["correct"], lacking["status"]) == (False, "failed")
+    assert "No module named 'a_module_this_host_lacks'" in lacking["reason"]

@@ -61,12 +61,13 @@ def sweep_cmd(paths, hw, budget, strategy, concurrency, executor, ray_address, t
     prefix = output_file(out, "matrix", "--out") if out else paths_.root / f"sweep_{hw}"
     started = time.time()
     campaign = None
-    if not matrix_only:
+    unloadable = _unloadable(problems)  # a verdict of their own: one such file never stops the whole sweep
+    if not matrix_only and len(unloadable) < len(problems):
         from kernelevolve.campaign import build_plan
         from kernelevolve.cli.campaign_cmd import run_plan
 
         entries = [{"op": str(p.path), "hw": hw, "strategy": strategy, "budget": budget, "timeout": timeout_s,
-                    "reuse": False} for p in problems]
+                    "reuse": False} for p in problems if p.name not in unloadable]
         plan = build_plan(str(root), name or campaign_name(root, hw, budget, strategy, only, shard), entries,
                           concurrency, executor, ray_address)
         try:
@@ -81,6 +82,9 @@ def sweep_cmd(paths, hw, budget, strategy, concurrency, executor, ray_address, t
     _, meta, objects = open_state(state_dir, store_url, create=False)
     runs = matrix.newest_runs(meta, problems, hw, campaign["id"] if campaign else None)
     rows = matrix.rows_from_store(meta, objects, problems, runs)
+    for row in rows:
+        if row["op"] in unloadable and not row["correct"]:
+            row.update(status="failed", reason=unloadable[row["op"]], unloadable=True)
     report = matrix.build_report(rows, matrix.node_tally(meta, runs), {
         "hw": hw, "budget": budget, "strategy": strategy, "only": only, "shard": shard, "dir": str(root),
         "campaign": campaign, "seconds": time.time() - started, "command": _command()})
@@ -135,8 +139,24 @@ def campaign_name(root: Path, hw: str, budget: int, strategy: str, only: str | N
 
 
 def _settled(row: dict) -> bool:
-    """The problem has its verdict: its run completed, or the orchestrator failed it with a reason."""
-    return row.get("run_status") == "completed" or (row.get("run_status") == "failed" and bool(row.get("reason")))
+    """The problem has its verdict: its run completed, the orchestrator failed it with a reason, or its file
+    cannot be loaded here."""
+    return (row.get("run_status") == "completed" or bool(row.get("unloadable"))
+            or (row.get("run_status") == "failed" and bool(row.get("reason"))))
+
+
+def _unloadable(problems: list) -> dict[str, str]:
+    """Problem name -> one-line reason, for files that do not import or lack what a spec needs (a module this
+    host does not have, such as einops): each becomes a failed row, and the others run."""
+    from evaluators.spec import SpecError, load_spec
+
+    found = {}
+    for problem in problems:
+        try:
+            load_spec(problem.path)
+        except SpecError as exc:
+            found[problem.name] = "cannot load the problem: " + " ".join(str(exc).split())[:300]
+    return found
 
 
 def _command() -> str:
