@@ -85,7 +85,7 @@ def test_nvidia_depthwise_convs_get_the_direct_stencil(tmp_path: Path) -> None:
     """All six convs (ReLU and ReLU6 epilogues, a channel multiplier without bias, 1d, 3d, a transposed
     input, a residual reading the conv's own input) take the stencil; the cpu draft keeps the GEMM."""
     spec = _spec(tmp_path, DW_SPEC, "dw")
-    source = lower_spec(spec, "h100")
+    source = lower_spec(spec, "h100", symbolic=True)
     assert len(re.findall(r"def _dwconv\d+\(", source)) == 6 and "tl.dot" not in source
     assert "def _conv" not in source and source.count("+ fused") == 3  # relu, relu6 (hardtanh), residual add
     assert "depthwise conv2d stride=[2, 2] padding=[2, 2] dilation=[2, 2] groups=8" in source
@@ -101,7 +101,7 @@ def test_nvidia_depthwise_draft_is_exact(ke, tmp_path: Path) -> None:
     """Half the kernels keep their default tiles (one program covers them); the others get 1- or 4-row
     tiles of 16 or 32 positions, so the flattened program index, partial tiles and their masks are exercised."""
     spec = _spec(tmp_path, DW_SPEC, "dw")
-    source = lower_spec(spec, "h100")
+    source = lower_spec(spec, "h100", symbolic=True)
     tiles = {"DWCONV0_ROWS": 4, "DWCONV0_BLOCK_S": 32, "DWCONV2_ROWS": 1, "DWCONV2_BLOCK_S": 16,
              "DWCONV4_ROWS": 4, "DWCONV4_BLOCK_S": 16}
     small = {t: tiles[t.name] for t in find_tunables(source) if t.name in tiles}
@@ -111,6 +111,6 @@ def test_nvidia_depthwise_draft_is_exact(ke, tmp_path: Path) -> None:
 
 def test_nvidia_depthwise_bf16_accumulates_in_fp32(ke, tmp_path: Path) -> None:
     spec = _spec(tmp_path, BF16_SPEC, "dw_bf16")
-    source = lower_spec(spec, "h100")
+    source = lower_spec(spec, "h100", symbolic=True)
     assert "def _dwconv0(" in source and "+ fused" in source and "tl.dot" not in source
     _passes(ke, spec, source, tmp_path, "bf16")

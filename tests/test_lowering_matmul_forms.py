@@ -83,7 +83,7 @@ def _spec(tmp_path: Path, name: str, text: str) -> Path:
 
 def test_long_k_defaults_to_split_k_on_nvidia_only(tmp_path: Path) -> None:
     spec = _spec(tmp_path, "splitk_spec", SPLIT_SPEC)
-    source = lower_spec(spec, "h100")
+    source = lower_spec(spec, "h100", symbolic=True)
     assert "MATMUL0_SPLIT_K = 16" in source and "MATMUL1_SPLIT_K = 16" in source  # one 32 x 64 tile each
     assert "MATMUL2_SPLIT_K = 8" in source  # two batches of one tile, K = 2048: slices of 256
     assert source.count("def _splitk_sum") == 3 and "MATMUL0_BLOCK_N = 64" in source
@@ -95,22 +95,22 @@ def test_long_k_defaults_to_split_k_on_nvidia_only(tmp_path: Path) -> None:
 
 
 def test_short_k_keeps_one_pass() -> None:
-    source = lower_spec(Path(__file__).parent / "specs" / "any_op" / "linear_relu.py", "h100")
+    source = lower_spec(Path(__file__).parent / "specs" / "any_op" / "linear_relu.py", "h100", symbolic=True)
     assert "MATMUL0_SPLIT_K = 1 " in source
 
 
 def test_benchmarks_pick_the_new_forms() -> None:
     bench = Path(__file__).parents[1] / "benchmarks" / "any_op" / "level1"
-    large_k = lower_spec(bench / "08_matmul_large_k.py", "h200")
+    large_k = lower_spec(bench / "08_matmul_large_k.py", "h200", symbolic=True)
     assert "MATMUL0_SPLIT_K = 64" in large_k and "MATMUL0_BLOCK_M = 128" in large_k
-    matvec = lower_spec(bench / "07_matvec.py", "h200")
+    matvec = lower_spec(bench / "07_matvec.py", "h200", symbolic=True)
     assert "def _gemv0(" in matvec and "tl.dot" not in matvec and "GEMV0_BLOCK_M = 16" in matvec
     assert "_gemv" not in lower_spec(bench / "07_matvec.py", "cpu")
 
 
 def test_matrix_vector_products_lower_to_gemv_on_nvidia_only(tmp_path: Path) -> None:
     spec = _spec(tmp_path, "gemv_spec", GEMV_SPEC)
-    source = lower_spec(spec, "h100")
+    source = lower_spec(spec, "h100", symbolic=True)
     assert source.count("def _gemv") == 4 and "_matmul" not in source
     assert "GEMV0_BLOCK_M = 16" in source and "GEMV2_BLOCK_N = 16" in source  # K-contiguous rows
     assert "GEMV3_BLOCK_N = 64" in source  # w's columns are strided along K: wider blocks of them
@@ -122,7 +122,7 @@ def test_matrix_vector_products_lower_to_gemv_on_nvidia_only(tmp_path: Path) -> 
 def test_split_k_drafts_are_exact_split_or_not(ke, tmp_path: Path) -> None:
     """mm + bias + relu * 2 (the epilogue in the combine kernel), addmm (Linear) and bmm - 1 over K slices."""
     spec = _spec(tmp_path, "splitk_spec", SPLIT_SPEC)
-    source = lower_spec(spec, "h100")
+    source = lower_spec(spec, "h100", symbolic=True)
     _passes(ke, spec, source, tmp_path, "split")
     one = source
     for i in range(3):
@@ -135,7 +135,7 @@ def test_split_k_drafts_are_exact_split_or_not(ke, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_gemv_drafts_are_exact(ke, tmp_path: Path) -> None:
     spec = _spec(tmp_path, "gemv_spec", GEMV_SPEC)
-    source = lower_spec(spec, "h100")
+    source = lower_spec(spec, "h100", symbolic=True)
     _passes(ke, spec, source, tmp_path, "gemv")
     _passes(ke, spec, source.replace("GEMV0_BLOCK_K = 256", "GEMV0_BLOCK_K = 64"), tmp_path, "gemv_bk64")
 
@@ -160,7 +160,7 @@ def test_gemv_sums_a_long_k_about_as_exactly_as_aten(tmp_path: Path) -> None:
     """K = 131072 against float64: the lanes' partial sums keep the GEMV's error near ATen's fp32 error."""
     spec = Path(__file__).parents[1] / "benchmarks" / "any_op" / "level1" / "07_matvec.py"
     candidate = tmp_path / "matvec.py"
-    candidate.write_text(lower_spec(spec, "h200"), encoding="utf-8")
+    candidate.write_text(lower_spec(spec, "h200", symbolic=True), encoding="utf-8")
     script = tmp_path / "run.py"
     script.write_text(_LONG_K, encoding="utf-8")
     env = {**os.environ, "TRITON_INTERPRET": "1"}

@@ -49,13 +49,13 @@ def _passes(ke, spec: Path, source: str, tmp_path: Path, name: str, gpu_form: bo
 
 
 def test_nvidia_drafts_run_fp32_dots_as_tf32x3_and_the_search_can_flip_it() -> None:
-    gpu, cpu = lower_spec(SPECS / "linear_relu.py", "h100"), lower_spec(SPECS / "linear_relu.py", "cpu")
+    gpu, cpu = lower_spec(SPECS / "linear_relu.py", "h100", symbolic=True), lower_spec(SPECS / "linear_relu.py", "cpu")
     assert 'input_precision="tf32x3"' in gpu and "MATMUL0_TF32X3 = 1" in gpu and "GROUP_M=" in gpu
     assert "tf32x3" not in cpu and "GROUP_M" not in cpu
     assert "tf32x3" not in lower_spec(SPECS / "linear_relu.py", "mi300x")  # other vendors keep IEEE dots
     flag = next(t for t in find_tunables(gpu) if t.name == "MATMUL0_TF32X3")
     assert flag.kind == "flag" and neighbours(flag) == [0]
-    conv = lower_spec(SPECS / "conv2d_relu_bias.py", "h100")
+    conv = lower_spec(SPECS / "conv2d_relu_bias.py", "h100", symbolic=True)
     assert "CONV0_TF32X3 = 1" in conv and "TF32X3=CONV0_TF32X3" in conv
 
 
@@ -64,7 +64,7 @@ def test_nvidia_drafts_run_fp32_dots_as_tf32x3_and_the_search_can_flip_it() -> N
 def test_nvidia_matmul_and_conv_drafts_are_exact_with_either_dot(spec: str, ke, tmp_path: Path) -> None:
     """The grouped tile order and the larger tiles keep every output element covered once; the interpreter
     runs tf32x3 exactly, so this checks the kernel's indexing in both branches of the switch."""
-    source = lower_spec(SPECS / f"{spec}.py", "h100")
+    source = lower_spec(SPECS / f"{spec}.py", "h100", symbolic=True)
     _passes(ke, SPECS / f"{spec}.py", source, tmp_path, "x3")
     _passes(ke, SPECS / f"{spec}.py", source.replace("_TF32X3 = 1", "_TF32X3 = 0"), tmp_path, "ieee")
 
@@ -108,7 +108,7 @@ def test_nvidia_convs_have_a_channels_last_form_exact_either_way(ke, tmp_path: P
     1x1 conv."""
     spec = tmp_path / "convs.py"
     spec.write_text(CONV_SPEC, encoding="utf-8")
-    source = lower_spec(spec, "h100")
+    source = lower_spec(spec, "h100", symbolic=True)
     assert source.count("if CONV") == 4 and "CONV0_CHANNELS_LAST = 1" in source and "def _convcl0(" in source
     assert "CONV1_CHANNELS_LAST = 1" in source and "CONV3_CHANNELS_LAST = 0" in source
     assert "_convcl" not in lower_spec(spec, "cpu")
@@ -158,7 +158,7 @@ def test_nvidia_rows_that_fit_one_tile_are_read_once(ke, tmp_path: Path) -> None
     row, in the three-pass branch; the cpu target's draft has no ONE_TILE at all."""
     spec = tmp_path / "rows.py"
     spec.write_text(ROWS_SPEC, encoding="utf-8")
-    source = lower_spec(spec, "h100")
+    source = lower_spec(spec, "h100", symbolic=True)
     assert source.count("if ONE_TILE:") == 3 and "SOFTMAX0_BLOCK_R = 256" in source
     assert "ONE_TILE" not in lower_spec(spec, "cpu")
     _passes(ke, spec, source, tmp_path, "one_tile")

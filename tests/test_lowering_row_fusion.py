@@ -53,7 +53,7 @@ def test_nvidia_norms_reduce_and_write_rows_in_one_kernel(ke, tmp_path: Path) ->
     exact on the interpreter; the cpu draft has no row-fused kernel."""
     spec = tmp_path / "norms.py"
     spec.write_text(NORMS_SPEC, encoding="utf-8")
-    source = lower_spec(spec, "h100")
+    source = lower_spec(spec, "h100", symbolic=True)
     assert source.count("def _rowfuse") == 5, source
     assert "rc0 = " in source  # the L2 norm's clamp(sqrt(sum)), read through an expand, is computed per row
     assert "def _reduce" in source  # the shared sum of the last output
@@ -68,7 +68,7 @@ def test_rows_longer_than_one_tile_are_not_row_fused(target: str, tmp_path: Path
     spec.write_text(NORMS_SPEC.replace("torch.randn(24, 96), torch.randn(2, 6, 9, 7)",
                                        "torch.randn(4, 20000), torch.randn(2, 6, 9, 7)").replace("[96]", "[20000]"),
                     encoding="utf-8")
-    source = lower_spec(spec, target)
+    source = lower_spec(spec, target, symbolic=True)
     assert source.count("def _rowfuse") == 2  # the image norms still fuse; the 4 rows of 20000 do not
 
 
@@ -104,7 +104,7 @@ def test_nvidia_long_rows_fuse_into_a_looped_row_kernel(ke, tmp_path: Path) -> N
     write; BLOCK_R is then a tunable. The draft is exact on the interpreter on rows of 300 and 5000."""
     spec = tmp_path / "long_rows.py"
     spec.write_text(LONG_SPEC, encoding="utf-8")
-    source = lower_spec(spec, "h100")
+    source = lower_spec(spec, "h100", symbolic=True)
     assert source.count("def _rowfuse") == 2 and "ROWFUSE0_BLOCK_R = 4096" in source
     assert source.count("for r0 in range(0, R, BLOCK_R)") == 5  # 3 for the norm, 2 for the min-max
     _passes(ke, spec, source, tmp_path, "cand")

@@ -49,15 +49,16 @@ def lower_spec_text(name: str, spec_source: str, target: str = "") -> str:
     return source
 
 
-def lower_spec(spec_path: str | Path, target: str = "") -> str:
+def lower_spec(spec_path: str | Path, target: str = "", symbolic: bool = False) -> str:
     """The source of a Triton candidate implementing the spec's reference; on the ``cpu`` target (Triton's
-    CPU interpreter) block-size defaults are larger, since there each program step costs the same."""
+    CPU interpreter) block-size defaults are larger, since there each program step costs the same. A spec
+    checked on a single case gets a draft for that case's sizes only; ``symbolic`` keeps it general."""
     from kernelevolve.lowering.trace import trace_spec
 
     try:
         with _TRACE_LOCK:
             traced = trace_spec(spec_path, production_sizes=target not in ("", "cpu"),
-                                which="prod" if _checks_on_production(target) else "test")
+                                which="prod" if _checks_on_production(target) else "test", symbolic=symbolic)
             return lower_traced(traced, Path(spec_path).stem, target)
     except LoweringError:
         raise

@@ -62,7 +62,8 @@ def decomposition_table() -> dict:
     return table
 
 
-def trace_spec(spec_path: str | Path, production_sizes: bool = False, which: str = "test") -> Traced:
+def trace_spec(spec_path: str | Path, production_sizes: bool = False, which: str = "test",
+               symbolic: bool = False) -> Traced:
     """Load the spec, build its reference from the ``which`` cases' constructor args and trace it on a case
     covering those cases; ``production_sizes`` also records the sizes of its production case (read on
     the meta device, so nothing is allocated) for choosing block sizes.
@@ -70,7 +71,8 @@ def trace_spec(spec_path: str | Path, production_sizes: bool = False, which: str
     ``which`` is the case set the target checks candidates on: ``test`` on the CPU interpreter and the
     simulated targets (shrunk copies of a KernelBench file's inputs), ``prod`` on a GPU. A size the trace
     fixes (``LayerNorm(hidden)`` pins the row length to its constructor arg) is then fixed at the value the
-    checks and timings use."""
+    checks and timings use. Sizes stay symbolic unless the traced case is the only one the draft will run
+    (``_fixed_sizes``)."""
     from evaluators.spec import SpecError, load_spec
 
     try:
@@ -81,7 +83,8 @@ def trace_spec(spec_path: str | Path, production_sizes: bool = False, which: str
     test_args = _init_args(spec, which)
     model = spec.reference_cls(*test_args).eval()
     cases = [tuple(c) for c in spec.cases(which).values()]
-    traced = trace_module(model, _covering_case(cases))
+    fixed = _fixed_sizes(cases, production_sizes, which, symbolic)
+    traced = trace_module(model, _covering_case(cases), static=fixed)
     traced.init_key = repr(tuple(test_args))
     traced.state_shapes[traced.init_key] = _shapes(model, traced)
     prod_args = _init_args(spec, "prod")
@@ -92,6 +95,15 @@ def trace_spec(spec_path: str | Path, production_sizes: bool = False, which: str
     if production_sizes:
         _record_production_sizes(traced, spec, prod_args)
     return traced
+
+
+def _fixed_sizes(cases: list[tuple[Any, ...]], production_sizes: bool, which: str, symbolic: bool) -> bool:
+    """Whether to trace at fixed sizes: when the traced case is the only one the draft will ever run (a single
+    checked case, and no production shapes to simulate on besides it). Symbolic sizes buy nothing then, and
+    export's guard solving is slow through convolutions: a ResNet-101 took over 10 min symbolic against 14 s
+    fixed, a VGG-16 40 s against about 1 s. The draft's pin guard refuses any other size in one line.
+    ``symbolic`` keeps every size symbolic regardless (a GPU draft to be run on the interpreter's test cases)."""
+    return not symbolic and len(cases) == 1 and (which == "prod" or not production_sizes)
 
 
 def _record_production_sizes(traced: Traced, spec: Any, prod_args: list[Any]) -> None:
@@ -217,10 +229,13 @@ class _Stateless(torch.nn.Module):
         return functional_call(self._inner, dict(zip(self._names, state, strict=True)), tuple(inputs))
 
 
-def _dims(a: Any) -> dict | None:
+def _dims(a: Any, static: bool = False) -> dict | None:
+    """Every dim left to export to keep symbolic (``Dim.AUTO``), or none (``static``: the traced sizes)."""
     from torch.export import Dim
 
-    return {d: Dim.AUTO for d in range(a.dim())} if isinstance(a, torch.Tensor) and a.dim() else None
+    if static or not (isinstance(a, torch.Tensor) and a.dim()):
+        return None
+    return {d: Dim.AUTO for d in range(a.dim())}
 
 
 def _export(module: torch.nn.Module, args: tuple, dynamic: Any) -> Any:
@@ -238,8 +253,9 @@ def _export(module: torch.nn.Module, args: tuple, dynamic: Any) -> Any:
         quiet.setLevel(level)
 
 
-def trace_module(model: torch.nn.Module, case: tuple[Any, ...]) -> Traced:
-    """Export with symbolic parameter sizes; where the reference needs them concrete, with fixed ones."""
+def trace_module(model: torch.nn.Module, case: tuple[Any, ...], static: bool = False) -> Traced:
+    """Export with symbolic parameter sizes; where the reference needs them concrete, with fixed ones.
+    ``static``: every size fixed at the traced one (the draft's pin guard then refuses any other size)."""
     from torch.export.graph_signature import InputKind
 
     kinds = {**{n: "parameter" for n, _ in model.named_parameters()}, **{n: "buffer" for n, _ in model.named_buffers()}}
@@ -248,11 +264,11 @@ def trace_module(model: torch.nn.Module, case: tuple[Any, ...]) -> Traced:
     values = [state[n] for n in names]
     try:
         program = _export(_Stateless(model, names), (values, list(case)),
-                          ([_dims(v) for v in values], [_dims(a) for a in case]))
+                          ([_dims(v, static) for v in values], [_dims(a, static) for a in case]))
         stateless = True
     except Exception:  # noqa: BLE001 - retried with parameters as fixed-size module state
         try:
-            program = _export(model, case, tuple(_dims(a) for a in case))
+            program = _export(model, case, tuple(_dims(a, static) for a in case))
         except Exception as exc:  # noqa: BLE001 - any tracing failure is one line for the user
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise LoweringError(f"cannot trace the reference with torch.export: {type(exc).__name__}: "
