@@ -27,6 +27,7 @@ from evaluators.slot_judge import SlotJudge
 from evaluators.static_checks import check_source
 
 SUSPICIOUS_SPEEDUP = 10.0
+SERVER_EXIT_GRACE_S = 5.0  # how long a killed fork server may take to turn zombie (a loaded 2-core host)
 _SPARE = SpareRunner()  # this worker's next candidate process, started while the current one runs
 atexit.register(_SPARE.close)
 REVERIFY_SEEDS = [1009, 2003, 3001]
@@ -55,7 +56,10 @@ def main() -> None:
             result = evaluate(job, judge)
         except Exception as exc:  # the harness itself failed: report it, stay alive
             result = EvaluationResult.failure("crash", f"evaluator error: {type(exc).__name__}: {exc}")
-        if result.status in ("crash", "timeout", "runtime_error") and not fork_server_alive(judge.server_pid):
+        # exit code 255 is what a candidate process reads when its server died holding its real status; the
+        # server may then still be between closing its files and becoming a zombie, so it gets time to finish
+        grace = SERVER_EXIT_GRACE_S if "exited with code 255" in result.reason else 0.0
+        if result.status in ("crash", "timeout", "runtime_error") and not fork_server_alive(judge.server_pid, grace):
             # its candidate processes died with it: not the candidate's verdict (the pool restarts this worker)
             result = EvaluationResult.failure("crash", "evaluator error: the fork server that starts candidate "
                                                        f"processes died ({result.reason[:120]})")
@@ -70,19 +74,26 @@ def fork_server_pid() -> int | None:
     return getattr(forkserver._forkserver, "_forkserver_pid", None)
 
 
-def fork_server_alive(pid: int | None) -> bool:
+def fork_server_alive(pid: int | None, grace_s: float = 0.0) -> bool:
     """Whether the fork server ``pid`` (the one the last candidate process came from) still runs: a zombie, a
     missing process or a replaced one is dead. Read from /proc, not waited on: reaping it here would break
-    multiprocessing's own restart of it."""
+    multiprocessing's own restart of it. A killed process closes its files (its children's status pipes)
+    before it turns zombie, and on a loaded host that takes a while: ``grace_s`` waits that long for it to."""
     if pid is None:
         return True
-    if pid != fork_server_pid():
-        return False
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return not Path("/proc").is_dir()  # no /proc (not Linux): cannot tell, assume alive
-    return state not in ("Z", "X")
+    deadline = time.monotonic() + grace_s
+    while True:
+        if pid != fork_server_pid():
+            return False
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return not Path("/proc").is_dir()  # no /proc (not Linux): cannot tell, assume alive
+        if state in ("Z", "X"):
+            return False
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.05)
 
 
 def evaluate(job: dict[str, Any], judge: SlotJudge) -> EvaluationResult:

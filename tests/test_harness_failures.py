@@ -182,3 +182,27 @@ def test_a_broken_harness_stops_the_run_in_one_line_unspent_and_resumable(tmp_pa
     resumed = subprocess.run([*base, "--resume", run["run_id"]], capture_output=True, text=True, timeout=400)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads(resumed.stdout)["nodes"] == 2 == len(_nodes(state))
+
+
+GRACE_PROBE = """
+import multiprocessing, os, signal, sys, threading, time
+from multiprocessing import forkserver
+from evaluators.worker import fork_server_alive, fork_server_pid
+multiprocessing.get_context("forkserver")
+forkserver.ensure_running()
+pid = fork_server_pid()
+assert fork_server_alive(pid, 0.3), "a running server reads alive once its grace has passed"
+threading.Timer(0.5, os.kill, (pid, signal.SIGKILL)).start()  # dies while the worker is already asking
+started = time.monotonic()
+assert not fork_server_alive(pid, 10.0), "a server that dies within the grace reads dead"
+print(round(time.monotonic() - started, 2))
+"""
+
+
+def test_a_fork_server_dying_while_it_is_asked_about_reads_dead() -> None:
+    """A killed server closes its children's status pipes (they read exit code 255) before it turns zombie;
+    the worker, asking in between, must wait for that, not charge the candidate (a CI flake under load)."""
+    done = subprocess.run([sys.executable, "-c", GRACE_PROBE], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert 0.4 <= float(done.stdout.strip()) < 9.0  # it waited for the death, and no longer than it took
