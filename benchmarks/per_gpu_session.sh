@@ -28,6 +28,8 @@ start)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
   mkdir -p "$work/src"; nvidia-smi --query-gpu=index,name,driver_version --format=csv
   tar --exclude=./.git --exclude=./.whl -cf - . | tar -xf - -C "$work/src"  # later calls must not change the code
+  # poll (STOP=1) rebuilds partial matrices with the started job's selection, not its own call's defaults
+  printf 'ONLY=%q\nBUDGET=%q\n' "${ONLY:-level1/*,level2/*}" "${BUDGET:-2}" > "$work/settings"
   (cd "$work/src" && JOB=${JOB:-memory} ONLY=${ONLY:-} ADV=${ADV:-0} BUDGET=${BUDGET:-2} CONC=${CONC:-8} \
     KE_COMMIT=${KE_COMMIT:-} setsid nohup bash benchmarks/per_gpu_session.sh run > "$work/run.log" 2>&1 < /dev/null &)
   echo started ;;
@@ -54,6 +56,7 @@ run)
   fi
   touch "$work/done" ;;
 poll)
+  [ -f "$work/settings" ] && . "$work/settings"
   waited=0
   while [ ! -f "$work/done" ] && [ "$waited" -lt "${WAIT:-0}" ]; do sleep 10; waited=$((waited + 10)); done
   cat "$work/progress" 2>/dev/null; for f in "$work"/gpu*.log; do echo "$f: $(wc -l < "$f") lines"; tail -2 "$f"; done

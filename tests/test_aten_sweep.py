@@ -149,6 +149,11 @@ def test_a_row_says_whether_its_figures_are_the_final_re_measurement(tmp_path: P
                            "levels": {}, "rows": [{**row, "op": "level1/x", "family": "level1"},
                                                   {**row, "op": "level1/y", "family": "level1", "measured": "search"}]})
     assert "**1 of 2 runs have no final re-measurement yet**" in page and "| level1/y | ok | 1 | search |" in page
+    assert "finished runs had one correct node" not in page
+    done = {**row, "op": "level1/z", "family": "level1", "measured": "search", "run_status": "completed"}
+    page = sweep_markdown({"hw": "cpu", "budget": 1, "date": "d", "commit": "c", "seconds": 1, "command": "x",
+                           "levels": {}, "rows": [done]})  # budget 1: nothing selected, nothing to re-measure
+    assert "**1 finished runs had one correct node**" in page and "no final re-measurement yet" not in page
     other = create_run(meta, objects, SearchConfig(op="aten.abs.default", spec_path=str(path), hw="cpu",
                                                    strategy="greedy", budget=1), text, {"aten": op.name})
     untimed = EvaluationResult("ok", fitness=1.0, target="cpu", timed=False)
