@@ -85,3 +85,43 @@ def test_a_fixed_size_draft_passes_its_case_and_refuses_another_in_one_line(ke, 
     verdict = json.loads(result.stdout)
     assert verdict["status"] == "runtime_error", verdict
     assert "x has size 13 at dim 3, but the lowering was traced with it fixed at 11" in verdict["reason"]
+
+
+SHORTCUT = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 1)
+        self.shortcut = nn.Sequential() if cin == cout else nn.Sequential(nn.Conv2d(cin, cout, 1))
+
+    def forward(self, x):
+        return self.conv(x) + self.shortcut(x)
+
+
+def get_inputs():
+    return [torch.randn(2, 4, 5, 5)]
+
+
+def get_init_inputs():
+    return [4, 6]
+'''
+
+
+def test_constructor_args_that_build_other_layers_are_left_out_not_a_failure(tmp_path: Path) -> None:
+    """A shortcut conv exists only where channels change: the traced args have one, other args do not. The
+    draft serves the traced args; before, recording the other args' shapes failed the whole lowering."""
+    from kernelevolve.lowering.trace import add_state_shapes
+
+    spec = tmp_path / "shortcut.py"
+    spec.write_text(SHORTCUT, encoding="utf-8")
+    traced = trace_spec(spec, which="test")
+    assert any(target == "shortcut.0.weight" for _, target in traced.state.values())
+    from evaluators.spec import load_spec
+
+    add_state_shapes(traced, load_spec(spec).reference_cls, [4, 4])
+    assert list(traced.state_shapes) == [traced.init_key]
+    assert "class TritonModel" in lower_spec(spec, "cpu")

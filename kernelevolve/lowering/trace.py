@@ -153,9 +153,10 @@ def add_state_shapes(traced: Traced, cls: type[torch.nn.Module], args: list[Any]
     try:
         with torch.device("meta"):
             model = cls(*args)
+        shapes = _shapes(model, traced)  # KeyError where other args build other layers (a shortcut conv)
     except Exception:  # noqa: BLE001 - optional: the candidate then knows the traced args only
         return
-    traced.state_shapes[repr(tuple(args))] = _shapes(model, traced)
+    traced.state_shapes[repr(tuple(args))] = shapes
 
 
 def _shapes(model: torch.nn.Module, traced: Traced) -> dict[str, tuple[tuple[int, ...], str, bool]]:
