@@ -149,3 +149,25 @@ def test_a_problem_that_does_not_import_is_a_failed_row_and_the_rest_run(tmp_pat
     lacking = rows["level3/2_needs_a_module"]
     assert (lacking["correct"], lacking["status"]) == (False, "failed")
     assert "No module named 'a_module_this_host_lacks'" in lacking["reason"]
+
+
+def test_retry_failed_searches_a_failed_problem_again_and_only_that(tmp_path: Path) -> None:
+    """A failed problem is a verdict a plain re-run keeps; ``--retry-failed`` drives that same run again (a
+    host that gained a module, a lowering that grew) and leaves the finished ones alone."""
+    root, state = tmp_path / "kb", tmp_path / "state"
+    (root / "level1").mkdir(parents=True)
+    (root / "level1" / "1_relu.py").write_text(PROBLEM.format(doc="ReLU.", expr="torch.relu(x)", shape="64, 128",
+                                                               init_args="", init_body="", init_inputs=""))
+    (root / "level1" / "2_svdvals.py").write_text(PROBLEM.format(doc="Singular values.", expr="torch.linalg.svdvals(x)",
+                                                                  shape="8, 8", init_args="", init_body="",
+                                                                  init_inputs=""))
+    base = ("sweep", str(root), "--hw", "cpu", "--budget", "1", "--state-dir", str(state))
+    first = run_ke(*base, timeout=300)
+    assert first.returncode == 0 and "2 of 2 runs to go" in first.stderr, first.stderr[-3000:]
+    plain = run_ke(*base, timeout=300)
+    assert plain.returncode == 0 and "runs to go" not in plain.stderr, plain.stderr[-3000:]
+    retried = run_ke(*base, "--retry-failed", timeout=300)
+    assert retried.returncode == 0, retried.stderr[-3000:]
+    assert "1 of 2 runs to go" in retried.stderr and retried.stdout.strip().splitlines()[-1] == "1/2 correct"
+    runs = run_ke("runs", "--json", "--state-dir", str(state)).json()["runs"]
+    assert len(runs) == 2, "the failed problem's own run was driven again, not a new one"
