@@ -92,7 +92,7 @@ def trace_spec(spec_path: str | Path, production_sizes: bool = False, which: str
         if other is not None and list(other) != list(test_args) and repr(tuple(other)) not in traced.state_shapes:
             add_state_shapes(traced, spec.reference_cls, other)
     traced.arg_names = _forward_names(model, len(traced.user_inputs)) or list(traced.user_inputs)
-    if production_sizes:
+    if production_sizes and not fixed:  # a fixed-size trace has no symbols to give production values
         _record_production_sizes(traced, spec, prod_args)
     return traced
 

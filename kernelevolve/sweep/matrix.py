@@ -26,6 +26,8 @@ CPU_GOALS = {"level1": 0.98, "level2": 0.95, "level3": 0.85}
 def goals(hw: str | None) -> dict[str, float]:
     """The correct-rate goal of each level on ``hw`` (the cpu interpreter's are higher: nothing is timed)."""
     return CPU_GOALS if hw == "cpu" else GPU_GOALS
+
+
 LOSSES = {"out of memory": ("out of memory",),
           "harness": ("evaluator error", "harness", "fork server", "worker died", "slot lost")}
 REPORT_KEYS = ("hw", "levels", "rows")
