@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from evaluators.recurrent_ops import whole_recurrences
 from evaluators.spec import OperatorSpec, SpecError, normalize_cases
 
 
@@ -19,7 +20,7 @@ def case_bytes(spec: OperatorSpec, which: str = "prod") -> int | None:
     """The largest case's bytes, or None when the spec cannot be built on the meta device. A reference with
     no meta kernel for some op is counted as returning as many bytes as its inputs."""
     try:
-        with torch.random.fork_rng(devices=[]), torch.device("meta"), torch.no_grad():
+        with torch.random.fork_rng(devices=[]), torch.device("meta"), torch.no_grad(), whole_recurrences():
             init = spec.init_args(which)
             raw = spec.get_test_inputs() if which == "test" and spec.get_test_inputs else _meta_inputs(spec, which)
             cases = normalize_cases(raw, spec.name)

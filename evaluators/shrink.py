@@ -26,6 +26,8 @@ from typing import Any
 
 import torch
 
+from evaluators.recurrent_ops import whole_recurrences
+
 ELEMENT_CAP = 100_000  # input elements of a test case: the interpreter checks it in seconds
 OUTPUT_CAP = 4 * ELEMENT_CAP  # outputs may grow past the inputs (transposed convs, outer products)
 KEEP_AT_MOST = 8  # ints up to this (kernel sizes, strides, groups, dims) are never changed
@@ -191,10 +193,12 @@ def _halve(production: int, value: int, fixed: set[int]) -> int:
 
 
 def _meta_run(module: ModuleType, shrink: Shrink | None, reference_cls: type[torch.nn.Module],
-              get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None) -> tuple[Any, Any]:
+              get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None,
+              reference_rebound: bool = False) -> tuple[Any, Any]:
     """(inputs, the reference's outputs or None) of the case on the meta device: no memory, no time. None for
     the inputs when the rebinding breaks the file's own arithmetic; None for the outputs when the reference
-    rejects the case (or has no meta kernel for some op)."""
+    rejects the case (or has no meta kernel for some op). The reference is built and called with the constants
+    restored, as the judge does, unless ``reference_rebound``."""
     try:
         with torch.random.fork_rng(devices=[]), torch.device("meta"), rebound(module, shrink):
             init = list(get_init_inputs()) if get_init_inputs else []
@@ -202,7 +206,8 @@ def _meta_run(module: ModuleType, shrink: Shrink | None, reference_cls: type[tor
     except Exception:  # noqa: BLE001
         return None, None
     try:
-        with torch.device("meta"), torch.no_grad():
+        with torch.device("meta"), torch.no_grad(), whole_recurrences(), \
+                rebound(module, shrink if reference_rebound else None):
             reference = reference_cls(*init).eval()
             return inputs, [reference(*case) for case in _case_list(inputs)]
     except Exception:  # noqa: BLE001
@@ -222,21 +227,27 @@ def split_extents(module: ModuleType, constants: dict[str, Any], reference_cls: 
     """(extents, structural constants): an extent is a constant whose doubling doubles a dimension of the
     inputs or of the reference's output. Where the reference cannot run on the meta device, only the inputs'
     dimensions are looked at (a constant the inputs do not show is then kept: never a wrong problem)."""
-    base = _meta_shapes(module, None, reference_cls, get_inputs, get_init_inputs)
+    base_inputs, base_outputs = _meta_run(module, None, reference_cls, get_inputs, get_init_inputs)
+    base = None if base_inputs is None else _dims(base_inputs) + _dims(base_outputs)
     extents, structural = {}, {}
     for name, value in constants.items():
         doubled = type(value)(2 * v for v in value) if isinstance(value, (tuple, list)) else 2 * value
-        probe = _meta_shapes(module, Shrink({name: (value, doubled)}), reference_cls, get_inputs, get_init_inputs)
+        shrink = Shrink({name: (value, doubled)})
+        inputs, outputs = _meta_run(module, shrink, reference_cls, get_inputs, get_init_inputs)
+        probe = None if inputs is None else _dims(inputs) + _dims(outputs)
         grows = base is not None and probe is not None and _some_dim_doubles(base, probe)
+        if grows and base_outputs is not None and outputs is None:
+            grows = not _read_by_reference(module, shrink, reference_cls, get_inputs, get_init_inputs)
         (extents if grows else structural)[name] = value
     return extents, structural
 
 
-def _meta_shapes(module: ModuleType, shrink: Shrink | None, reference_cls: type[torch.nn.Module],
-                 get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None) -> list[int] | None:
-    """Every input dimension, then every output dimension (when the reference runs on meta), in order."""
-    inputs, outputs = _meta_run(module, shrink, reference_cls, get_inputs, get_init_inputs)
-    return None if inputs is None else _dims(inputs) + (_dims(outputs) if outputs is not None else [])
+def _read_by_reference(module: ModuleType, shrink: Shrink, reference_cls: type[torch.nn.Module],
+                       get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None) -> bool:
+    """Whether the reference reads the rebound constant itself, from the module's globals (a hidden state
+    sized ``(batch_size, hidden)`` in its constructor): it rejects the case built as the judge builds it,
+    constants restored, but runs it built under the rebinding. Such a constant keeps its production value."""
+    return _meta_run(module, shrink, reference_cls, get_inputs, get_init_inputs, reference_rebound=True)[1] is not None
 
 
 def _dims(value: Any) -> list[int]:

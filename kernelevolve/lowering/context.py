@@ -41,8 +41,9 @@ def op_name(node: Node) -> str:
 def packet(node: Node) -> str:
     """The overload packet of an ATen call: ``add`` for ``aten.add.Tensor``."""
     target = node.target
-    if getattr(target, "namespace", "aten") != "aten":
+    if getattr(target, "namespace", "aten") not in ("aten", "kernelevolve"):
         return ""  # prims and other namespaces have other schemas: never mistaken for the aten op
+    # kernelevolve::lstm and the other whole recurrences (evaluators/recurrent_ops.py) take aten.lstm's arguments
     return target.overloadpacket.__name__ if hasattr(target, "overloadpacket") else ""
 
 

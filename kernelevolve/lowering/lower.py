@@ -21,10 +21,10 @@ Emitter = Callable[[Context, Node], None]
 
 
 def templates() -> dict[str, Emitter]:
-    from kernelevolve.lowering import conv, matmul, misc, pool, reduction, rows, sorting
+    from kernelevolve.lowering import conv, matmul, misc, pool, recurrence, reduction, rows, sorting
 
     table: dict[str, Emitter] = {}
-    for module in (reduction, rows, matmul, conv, pool, misc, sorting):
+    for module in (reduction, rows, matmul, conv, pool, misc, sorting, recurrence):
         table.update(module.EMITTERS)
     return table
 

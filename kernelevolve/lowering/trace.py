@@ -30,6 +30,9 @@ EXTRA_DECOMPOSITIONS = (
     aten.upsample_trilinear3d.vec, aten.upsample_bicubic2d.vec,
 )
 
+# Ops that core ATen decomposes but the lowering keeps whole: a recurrence unrolled is one op per step.
+KEPT_WHOLE = (aten.lstm.input, aten.gru.input, aten.rnn_tanh.input, aten.rnn_relu.input)
+
 
 @dataclass
 class Traced:
@@ -59,6 +62,8 @@ def decomposition_table() -> dict:
     from kernelevolve.lowering.decompositions import TABLE
 
     table.update(TABLE)
+    for op in KEPT_WHOLE:  # lowering/recurrence.py: two kernels per layer instead of one launch per op per step
+        table.pop(op, None)
     return table
 
 
@@ -160,8 +165,11 @@ def add_state_shapes(traced: Traced, cls: type[torch.nn.Module], args: list[Any]
 
 
 def _shapes(model: torch.nn.Module, traced: Traced) -> dict[str, tuple[tuple[int, ...], str, bool]]:
-    """name -> (shape, dtype, is parameter) of the state the graph reads, as ``model`` has it."""
-    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    """name -> (shape, dtype, is parameter) of the state the graph reads, as ``model`` has it (a plain tensor
+    attribute the trace made a buffer included)."""
+    from kernelevolve.lowering.tensor_attrs import tensor_attrs
+
+    state = {**tensor_attrs(model), **dict(model.named_parameters()), **dict(model.named_buffers())}
     return {target: (tuple(state[target].shape), str(state[target].dtype), kind == "parameter")
             for kind, target in traced.state.values()}
 
@@ -217,12 +225,16 @@ def _pinned_dims(case: tuple[Any, ...]) -> int:
 
 class _Stateless(torch.nn.Module):
     """The reference with its parameters and buffers as arguments, so export makes their sizes symbolic
-    too: a candidate then serves constructor args other than the traced ones (a shrunk test case's)."""
+    too: a candidate then serves constructor args other than the traced ones (a shrunk test case's).
+    ``finals``: buffers whose values after forward are returned too (lifted tensor attributes)."""
 
-    def __init__(self, inner: torch.nn.Module, names: list[str]) -> None:
+    def __init__(self, inner: torch.nn.Module, names: list[str], finals: list[str] | None = None) -> None:
         super().__init__()
-        object.__setattr__(self, "_inner", inner)  # not a submodule: its tensors must not be lifted
-        self._names = names
+        from kernelevolve.lowering.tensor_attrs import WithFinals
+
+        # not a submodule: its tensors must not be lifted
+        object.__setattr__(self, "_inner", WithFinals(inner, finals) if finals else inner)
+        self._names = [f"inner.{n}" for n in names] if finals else names
 
     def forward(self, state: list[torch.Tensor], inputs: list[Any]) -> Any:
         from torch.func import functional_call
@@ -242,11 +254,13 @@ def _dims(a: Any, static: bool = False) -> dict | None:
 def _export(module: torch.nn.Module, args: tuple, dynamic: Any) -> Any:
     from torch.export import export
 
+    from evaluators.recurrent_ops import whole_recurrences
+
     quiet = logging.getLogger("torch._export")
     level = quiet.level
     quiet.setLevel(logging.ERROR)
     try:
-        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()), whole_recurrences():
             warnings.simplefilter("ignore")
             program = export(module, args, dynamic_shapes=dynamic, strict=False)
             return program.run_decompositions(decomposition_table())
@@ -256,15 +270,38 @@ def _export(module: torch.nn.Module, args: tuple, dynamic: Any) -> Any:
 
 def trace_module(model: torch.nn.Module, case: tuple[Any, ...], static: bool = False) -> Traced:
     """Export with symbolic parameter sizes; where the reference needs them concrete, with fixed ones.
-    ``static``: every size fixed at the traced one (the draft's pin guard then refuses any other size)."""
+    ``static``: every size fixed at the traced one (the draft's pin guard then refuses any other size).
+
+    Plain tensor attributes are traced as buffers (``tensor_attrs``): export refuses a mutated constant. Those
+    the forward leaves alone are then traced again as before, as constants the draft embeds: the judge copies
+    a reference's state into the candidate through ``state_dict``, which holds no plain attribute."""
+    from kernelevolve.lowering.tensor_attrs import as_buffers, tensor_attrs
+
+    attrs = tensor_attrs(model)
+    if not attrs:
+        return _trace(model, case, static, [])[0]
+    with as_buffers(model, attrs):
+        traced, changed = _trace(model, case, static, list(attrs))
+    read = {target for _kind, target in traced.state.values()}
+    if not (read & set(attrs)) - changed:
+        return traced
+    kept = {name: value for name, value in attrs.items() if name in changed}
+    with as_buffers(model, kept):
+        return _trace(model, case, static, list(kept))[0]
+
+
+def _trace(model: torch.nn.Module, case: tuple[Any, ...], static: bool, attrs: list[str]) -> tuple[Traced, set[str]]:
+    """The traced graph, cut to the reference's own outputs, and the state its forward mutates or (of the
+    buffers ``attrs``) reassigns. LoweringError where an output reads state the forward then overwrites."""
     from torch.export.graph_signature import InputKind
 
     kinds = {**{n: "parameter" for n, _ in model.named_parameters()}, **{n: "buffer" for n, _ in model.named_buffers()}}
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     names = list(kinds)
     values = [state[n] for n in names]
+    finals = [n for n in names if n in attrs]
     try:
-        program = _export(_Stateless(model, names), (values, list(case)),
+        program = _export(_Stateless(model, names, finals), (values, list(case)),
                           ([_dims(v, static) for v in values], [_dims(a, static) for a in case]))
         stateless = True
     except Exception:  # noqa: BLE001 - retried with parameters as fixed-size module state
@@ -276,6 +313,7 @@ def trace_module(model: torch.nn.Module, case: tuple[Any, ...], static: bool = F
                                 f"{first[:200]}") from None
         stateless = False
     traced = Traced(graph=program.graph_module.graph, example=case)
+    changed = _user_outputs_only(program, names if stateless else [], finals if stateless else [])
     used = {n.name for n in traced.graph.nodes if n.op == "placeholder" and n.users}
     for spec in program.graph_signature.input_specs:
         name = spec.arg.name
@@ -294,4 +332,41 @@ def trace_module(model: torch.nn.Module, case: tuple[Any, ...], static: bool = F
             traced.user_inputs.append(name)
         else:
             raise LoweringError(f"no Triton lowering for a graph input of kind {spec.kind.name}")
-    return traced
+    return traced, changed
+
+
+def _user_outputs_only(program: Any, names: list[str], finals: list[str]) -> set[str]:
+    """Cut the graph's outputs to the reference's own (export adds the new values of mutated state, and a
+    stateless trace the ``finals``) and return the state names the forward changes; LoweringError where an
+    output reads a changed state's value from before the call (``tensor_attrs.refuse_carried_state``)."""
+    from torch.export.graph_signature import InputKind, OutputKind
+
+    from kernelevolve.lowering.tensor_attrs import refuse_carried_state, user_outputs
+
+    graph = program.graph_module.graph
+    specs = program.graph_signature.output_specs
+    user = [i for i, spec in enumerate(specs) if spec.kind == OutputKind.USER_OUTPUT]
+    if len(user) == len(specs) and not finals:
+        return set()
+    placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
+    inputs = {}  # state name -> its placeholder
+    for spec in program.graph_signature.input_specs:
+        if spec.kind == InputKind.BUFFER:
+            inputs[spec.target] = placeholders[spec.arg.name]
+        elif names and spec.kind == InputKind.USER_INPUT and spec.arg.name.startswith("state_"):
+            inputs[names[int(spec.arg.name.split("_")[1])]] = placeholders[spec.arg.name]
+    changed = {}
+    for spec in specs:
+        if spec.kind == OutputKind.BUFFER_MUTATION:
+            changed[spec.target] = inputs[spec.target]
+        elif spec.kind == OutputKind.USER_INPUT_MUTATION and names and spec.target.startswith("state_"):
+            target = names[int(spec.target.split("_")[1])]
+            changed[target] = inputs[target]
+    outs = list(next(n for n in graph.nodes if n.op == "output").args[0])
+    last = user[len(user) - len(finals):] if finals else []
+    for name, index in zip(finals, last, strict=True):
+        if outs[index] is not inputs.get(name):
+            changed[name] = inputs[name]
+    user_outputs(graph, [i for i in user if i not in last])
+    refuse_carried_state(graph, changed)
+    return set(changed)
