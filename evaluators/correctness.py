@@ -47,6 +47,14 @@ from evaluators.snapshot import Snapshot
 from evaluators.spec import Case, OperatorSpec
 
 FRESH_SEED_OFFSET = 7919
+FORWARD_SEED_OFFSET = 104729
+
+
+def seed_forward(seed: int, call: int) -> None:
+    """Seed the generators right before a checked forward, alike on the judge's side and the candidate's: a
+    reference that draws random numbers in forward (a random initial state) then draws what the candidate
+    draws, whatever each side consumed before (building the pair, the inputs)."""
+    torch.manual_seed(seed + FORWARD_SEED_OFFSET * (call + 1))
 
 
 class Rejected(Exception):
@@ -112,6 +120,7 @@ class SeedCheck:
         for name in list(inputs_by_case):
             inputs = self.inputs[name] = inputs_by_case.pop(name)
             t0 = time.monotonic()
+            seed_forward(self.seed, 0)
             (out, launches), _ = memory_probe.working_set(lambda m=self.model, i=inputs, n=name: _guarded_call(m, i, n),
                                                           "candidate")
             if self.first:  # the first call of each case: Triton compiles or loads its kernels
@@ -133,6 +142,7 @@ class SeedCheck:
             # the fresh inputs are built only now, and dropped once copied in
             second = refill(self.inputs.pop(name), make_inputs(self.spec, self.which, self.device,
                                                                self.seed + FRESH_SEED_OFFSET)[name])
+            seed_forward(self.seed, 1)
             out, launches = _guarded_call(self.model, second, name)
             first_out, snapshots = self.kept.pop(name)
             for snapshot, after in zip(snapshots, first_out, strict=False):
@@ -298,6 +308,7 @@ def reference_calls(spec: OperatorSpec, which: str, device: str, seed: int, exac
         with torch.no_grad():
             for name in list(cases):
                 args = cast(cases.pop(name))
+                seed_forward(seed, index)
                 out, _ = memory_probe.working_set(lambda a=args: reference(*a), None if exact else "reference")
                 del args
                 expected[name] = [compact(t.detach()) for t in flatten_outputs(out)]

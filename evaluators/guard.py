@@ -43,6 +43,10 @@ ALLOWED_OPS = frozenset(
 INTERPRETER_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "set_",
                              "copy_", "alias", "view", "as_strided", "detach", "_to_copy", "lift_fresh"})
 ALLOWED_OPS = ALLOWED_OPS | {"full", "full_like", "new_full", "fill_"}
+# Drawing random numbers is not computing the op: a reference that draws in forward (a random initial state)
+# needs the same draws, which only the same generator state gives, so they cannot stand in for a result.
+RANDOM_OPS = frozenset({"randn", "rand", "randn_like", "rand_like", "normal_", "uniform_"})
+ALLOWED_OPS = ALLOWED_OPS | RANDOM_OPS
 # A forward may read a few scalars back to the host (``.item()``): an output whose size depends on the data
 # (a jagged op's total length, computed by the candidate's own kernel) must be sized before it is allocated.
 # The cap keeps the host from doing the op's work a scalar at a time.

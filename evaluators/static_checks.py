@@ -31,7 +31,8 @@ ALLOWED_TORCH_CALLS = {"empty", "empty_like", "empty_strided", "zeros", "zeros_l
                        "cuda.current_device", "cuda.get_device_properties", "cuda.is_available",
                        "cuda.device_count", "cuda.get_device_capability", "cuda.device", "nn.Parameter",
                        "nn.Module", "nn.Conv1d", "nn.Conv2d", "nn.Linear", "nn.Embedding", "nn.LayerNorm",
-                       "nn.RMSNorm", "nn.init.zeros_", "nn.init.ones_"}
+                       "nn.RMSNorm", "nn.init.zeros_", "nn.init.ones_",
+                       "randn", "rand", "randn_like", "rand_like"}  # random draws: see guard.RANDOM_OPS
 STREAM_CALLS = {"torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.set_stream", "torch.cuda.ExternalStream",
                 "torch.cuda.graph", "torch.cuda.CUDAGraph"}
 TIMER_CALLS = {"torch.cuda.Event", "torch.cuda.synchronize", "torch.cuda.Event.elapsed_time"}

@@ -14,7 +14,7 @@ from kernelevolve.lowering.trace import trace_spec
 from tests.test_lowering_nvidia import _passes
 
 SPECS = Path(__file__).parent / "specs" / "any_op"
-CASES = ["lstm_stack", "gru_bidirectional", "rnn_relu_unbatched"]
+CASES = ["lstm_stack", "gru_bidirectional", "rnn_relu_unbatched", "lstm_random_state"]
 
 
 def test_export_and_meta_runs_keep_a_layer_stack_one_op() -> None:
@@ -57,3 +57,18 @@ def test_the_nvidia_draft_is_exact_whole_or_step_by_step(name: str, ke, tmp_path
     _passes(ke, SPECS / f"{name}.py", draft, tmp_path, "whole")
     steps = draft.replace("RNNSCAN0_BLOCK_H = 32", "RNNSCAN0_BLOCK_H = 16").replace("_TF32X3 = 1", "_TF32X3 = 0")
     _passes(ke, SPECS / f"{name}.py", steps, tmp_path, "steps")
+
+
+def test_a_state_drawn_in_forward_is_drawn_the_same_way(ke, tmp_path: Path) -> None:
+    """The draft calls torch.randn/rand where the reference does (allowed: drawing is not computing the op) and
+    matches it only because both draws start from the evaluator's seed; a draft drawing in another order fails."""
+    draft = lower_spec(SPECS / "lstm_random_state.py", "cpu")
+    assert "torch.randn(" in draft and "torch.rand(" in draft
+    swapped = draft.replace("torch.randn(", "torch.RANDN(").replace("torch.rand(", "torch.randn(")
+    swapped = swapped.replace("torch.RANDN(", "torch.rand(")
+    assert swapped != draft
+    candidate = tmp_path / "swapped.py"
+    candidate.write_text(swapped, encoding="utf-8")
+    result = ke("eval", "--op", str(SPECS / "lstm_random_state.py"), "--hw", "cpu", str(candidate), "--json",
+                "--state-dir", str(tmp_path / "state"))
+    assert '"status": "incorrect"' in result.stdout, result.stdout

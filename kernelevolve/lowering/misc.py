@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from torch.fx import Node
 
-from kernelevolve.lowering.context import Context, compute_type, val
+from kernelevolve.lowering.context import Context, compute_type, packet, val
 from kernelevolve.lowering.errors import LoweringError
 from kernelevolve.lowering.indexing import norm_dims, schema_args
 
@@ -91,7 +91,17 @@ def emit_flip(ctx: Context, node: Node) -> None:
     ctx.bind(node, out)
 
 
-EMITTERS = {"arange": emit_arange, "gather": emit_gather, "cat": emit_cat, "flip": emit_flip}
+def emit_random(ctx: Context, node: Node) -> None:
+    """``randn``/``rand`` in forward (a random initial state): the same call on the same generator, so the draft
+    draws what the reference draws when both start from the same seed, as the evaluator's calls do."""
+    out = ctx.fresh("buf")
+    value = val(node)
+    ctx.line(f"{out} = torch.{packet(node)}({ctx.shape(value)}, dtype={ctx.dtype(value.dtype)}, device={ctx.device})")
+    ctx.bind(node, out)
+
+
+EMITTERS = {"arange": emit_arange, "gather": emit_gather, "cat": emit_cat, "flip": emit_flip, "randn": emit_random,
+            "rand": emit_random}
 
 
 def _out_digits(rank: int) -> list[str]:
