@@ -43,18 +43,11 @@ from evaluators.guard import (
 )
 from evaluators.precision import needs_exact, precision_problem
 from evaluators.result import CaseResult
+from evaluators.seeding import seed_forward
 from evaluators.snapshot import Snapshot
 from evaluators.spec import Case, OperatorSpec
 
 FRESH_SEED_OFFSET = 7919
-FORWARD_SEED_OFFSET = 104729
-
-
-def seed_forward(seed: int, call: int) -> None:
-    """Seed the generators right before a checked forward, alike on the judge's side and the candidate's: a
-    reference that draws random numbers in forward (a random initial state) then draws what the candidate
-    draws, whatever each side consumed before (building the pair, the inputs)."""
-    torch.manual_seed(seed + FORWARD_SEED_OFFSET * (call + 1))
 
 
 class Rejected(Exception):

@@ -131,3 +131,43 @@ def test_precision_floor_accepts_a_long_sum_in_another_order() -> None:
         assert relative_error(got, reference) < 1e-3
         assert precision_problem([got], [reference], [exact]) is None
     assert FREE < 1e-4
+
+
+NOISY = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x + torch.randn_like(x)
+
+
+def get_inputs():
+    return [torch.rand(64)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_timed_check_of_a_reference_that_draws_seeds_both_sides_alike(tmp_path: Path) -> None:
+    """A sampled timed call is seeded before it runs (timing.py) and its reference recompute alike, so a
+    candidate that draws where the reference draws passes; one that draws from another state does not."""
+    from evaluators.seeding import seed_forward
+
+    path = tmp_path / "noisy.py"
+    path.write_text(NOISY, encoding="utf-8")
+    spec = load_spec(path)
+    working, other = (torch.rand(64),), (torch.rand(64),)
+    rotation = FreshInputs(working, other)
+    counter: dict[str, int] = {}
+    check = output_check(spec, spec.reference_cls(), rotation.current, "c", None, counter)
+    x = rotation.current()[0]
+    seed_forward(0, 2 + 5)
+    check(x + torch.randn_like(x), 0, 5)
+    assert counter == {"c": 1}
+    seed_forward(0, 2 + 6)
+    with pytest.raises(TimedOutputError, match="not the reference's"):
+        check(x + torch.randn_like(x), 0, 5)
