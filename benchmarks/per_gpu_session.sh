@@ -3,7 +3,8 @@
 # benchmarks/eval_memory.py (issue #28 item 1), JOB=sweep runs benchmarks/any_op_sweep.py at --concurrency 8
 # per GPU (issue #28 item 7), each GPU its own share (--shard i/n), then one merged result.
 # Repo root on the GPU host, wheels in .whl/, KernelBench problems in .kb/ (a copy of ../shared/kernelbench's
-# level folders, carried, never committed; einops among the wheels for the Mamba files), drafts lowered beforehand in .drafts/ (JOB=memory):
+# level folders, carried, never committed; einops among the wheels for the Mamba files), drafts lowered
+# beforehand in .drafts/ (JOB=memory):
 #   KE_COMMIT=<sha> JOB=memory bash benchmarks/per_gpu_session.sh start
 #   KE_COMMIT=<sha> JOB=sweep BUDGET=2 bash benchmarks/per_gpu_session.sh start
 #   ADV=1 ... start        # also the adversarial corpus (adversarial_gpu.py) on GPU 0 once its share is done
