@@ -43,6 +43,7 @@ def _rnn(x, h0, c0, params, kind, gates, layers, dirs, batch_first, has_bias, pr
     hn = torch.empty((layers * dirs, batch, hidden), dtype=x.dtype, device=x.device)
     cn = torch.empty_like(hn) if c0 is not None else hn
     per = 4 if has_bias else 2
+    sync = torch.zeros((layers, dirs * nb), dtype=torch.int32, device=x.device)  # barrier counters, one fill
     sit, sib = (x.stride(1), x.stride(0)) if batch_first else (x.stride(0), x.stride(1))
     inp = x
     for layer in range(layers):
@@ -63,12 +64,11 @@ def _rnn(x, h0, c0, params, kind, gates, layers, dirs, batch_first, has_bias, pr
                 inp, w_ih, b_ih, gx[d], rows, cols, inp.shape[-1], batch, sit, sib, inp.stride(-1),
                 w_ih.stride(0), w_ih.stride(1), HAS_BIAS=has_bias, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                 num_warps=pw, **x3)
-        sync = torch.zeros((dirs * nb,), dtype=torch.int32, device=x.device)
         c_in = c0 if c0 is not None else hn
         for s0, s1 in ([(0, steps)] if whole else [(s, s + 1) for s in range(steps)]):
             scan[(nprog, dirs, nb)](
-                gx, w[0], w[dirs - 1], b[0], b[dirs - 1], h0, c_in, out, hn, cn, sync, steps, batch, hidden,
-                s0, s1, layer * dirs, gx.stride(0), batch * gates * hidden, gates * hidden, h0.stride(0),
+                gx, w[0], w[dirs - 1], b[0], b[dirs - 1], h0, c_in, out, hn, cn, sync[layer], steps, batch,
+                hidden, s0, s1, layer * dirs, gx.stride(0), batch * gates * hidden, gates * hidden, h0.stride(0),
                 h0.stride(1), c_in.stride(0), c_in.stride(1), hn.stride(0), hn.stride(1), sot, sob,
                 w_hh.stride(0), w_hh.stride(1),
                 KIND=kind, HAS_BIAS=has_bias, NPROG=nprog if whole else 1, BLOCK_B=bb, BLOCK_H=bh, BLOCK_K=kb,
