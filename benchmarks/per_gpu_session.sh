@@ -57,7 +57,9 @@ run)
   fi
   touch "$work/done" ;;
 poll)
-  [ -f "$work/settings" ] && . "$work/settings"
+  # a fresh host (the last one went back after 30 s idle) has no job: say so at once, not after WAIT seconds
+  [ -f "$work/settings" ] || { echo "no job started on this host: the earlier one went back; start again" >&2; exit 3; }
+  . "$work/settings"
   waited=0
   while [ ! -f "$work/done" ] && [ "$waited" -lt "${WAIT:-0}" ]; do sleep 10; waited=$((waited + 10)); done
   cat "$work/progress" 2>/dev/null; for f in "$work"/gpu*.log; do echo "$f: $(wc -l < "$f") lines"; tail -2 "$f"; done
