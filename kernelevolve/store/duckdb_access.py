@@ -19,6 +19,12 @@ in-memory "host" connection per database file and ``ATTACH``/``DETACH``es the fi
 to read, ~6 ms to write and checkpoint). Threads of one process are serialised per file by an
 in-process lock: the host connection is not shareable.
 
+Interrupted sessions. A signal's KeyboardInterrupt (:mod:`kernelevolve.interrupts`) can land on any
+line between ATTACH and DETACH, and the host outlives the session: the file would stay attached, and
+the next session of this process (the one that marks the run interrupted) would fail its ATTACH with
+"Unique file handle conflict" (issue #30). So the host is marked ``attached`` before every ATTACH and
+unmarked only after a confirmed DETACH; a session that finds the mark closes the host and starts anew.
+
 Fairness. Polling alone lets a process that writes back to back keep the lock almost all the
 time. A process that had to wait therefore sets the lock file's mtime to now; one about to lock
 that sees a fresh mtime holds off (bounded) until the waiter got in and set it back to 0.
@@ -92,6 +98,7 @@ class _SharedFileState:
     host: duckdb.DuckDBPyConnection | None = None  # in-memory; the file is attached only per session
     lock_fd: int | None = None  # the open ``<db>.lock``; None where it cannot be opened
     pid: int = 0  # the process that opened ``host`` and ``lock_fd``: a forked child needs its own
+    attached: bool = False  # the file may be attached to ``host``: set before ATTACH, cleared once detached
     batch: _OpenBatch | None = None
 
 
@@ -158,8 +165,8 @@ class LockedDuckDBFile(Generic[BufferT]):
             yield
             return
         with self._attached(read_only=False) as conn:
-            batch = self._state.batch = _OpenBatch(threading.get_ident(), new_buffer())
             try:
+                batch = self._state.batch = _OpenBatch(threading.get_ident(), new_buffer())
                 conn.begin()
                 yield
                 self._flush(conn, batch.buffer)
@@ -218,7 +225,10 @@ class LockedDuckDBFile(Generic[BufferT]):
     def _state_for_this_process(self) -> _SharedFileState:
         state = self._state
         if state.pid != os.getpid():  # first use in this process, or a forked child
-            state.host, state.lock_fd, state.pid = None, self._open_lockfile(), os.getpid()
+            state.host, state.attached = None, False
+            state.lock_fd, state.pid = self._open_lockfile(), os.getpid()
+        if state.attached:  # a session cut short (see the module docstring): its attachment is stale
+            self._drop_host()
         if state.host is None:
             state.host = duckdb.connect(":memory:")
         return state
@@ -252,6 +262,7 @@ class LockedDuckDBFile(Generic[BufferT]):
                     if not locked:
                         fcntl.flock(state.lock_fd, mode)
                         locked = True
+                    state.attached = True
                     state.host.execute(attach)
                     break
                 except BlockingIOError:
@@ -286,17 +297,25 @@ class LockedDuckDBFile(Generic[BufferT]):
         """Roll back anything still open, release the database and then the lock file."""
         state = self._state
         try:
+            state.batch = None  # ends with the attachment, even where an interrupt skipped batch()'s own reset
             with suppress(duckdb.Error):
                 state.host.rollback()
             try:
                 state.host.execute("USE memory")
                 if _CATALOG in {row[0] for row in state.host.execute("SHOW DATABASES").fetchall()}:
                     state.host.execute(f"DETACH {_CATALOG}")
+                state.attached = False
             except duckdb.Error:
-                # A host that cannot detach may still hold the file: drop it whole.
-                with suppress(duckdb.Error):
-                    state.host.close()
-                state.host = None
+                self._drop_host()  # a host that cannot detach may still hold the file
         finally:
             if state.lock_fd is not None:
                 fcntl.flock(state.lock_fd, fcntl.LOCK_UN)
+
+    def _drop_host(self) -> None:
+        """Close the host whole, which releases the file whatever state it was left in. Closed before it
+        is forgotten: a live one kept by a traceback would still hold the file for this process."""
+        state = self._state
+        if state.host is not None:
+            with suppress(duckdb.Error):
+                state.host.close()
+        state.host, state.attached = None, False
