@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-MAX_COPY_RANK = 6
-
 HELPERS: dict[str, str] = {
     "_cast_out": '''
 @triton.jit
@@ -66,8 +64,8 @@ def _copy_kernel(src_ptr, dst_ptr, n, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5
     "_copy_into": '''
 def _copy_into(dst, src, flip=()):
     """dst <- src (same shape; dtype converted) by a Triton kernel; dims in ``flip`` are read reversed."""
-    if src.dim() > 6:
-        raise ValueError("copy of a tensor of rank above 6")
+    if src.dim() > 6:  # the kernel takes rank 6: fold the rest away, or copy slice by slice
+        return _copy_high_rank(dst, src, tuple(d % src.dim() for d in flip))
     pad = 6 - src.dim()
     sizes = [1] * pad + list(src.shape)
     strides = [0] * pad + list(src.stride())
@@ -78,6 +76,29 @@ def _copy_into(dst, src, flip=()):
     _copy_kernel[(max(1, triton.cdiv(src.numel(), COPY_BLOCK)),)](src, dst, src.numel(), *sizes[1:], *strides,
                                                                   *([0] * pad + list(dst.stride())), base,
                                                                   BLOCK=COPY_BLOCK)
+    return dst
+''',
+    "_copy_high_rank": '''
+def _copy_high_rank(dst, src, flip):
+    """_copy_into above rank 6 (einsum's broadcast intermediates reach 7 and more): size-1 dims dropped, then
+    neighbours laid out alike in both tensors merged, else one copy per index of the first dim."""
+    keep = [d for d in range(src.dim()) if src.shape[d] != 1]
+    if len(keep) < src.dim():
+        shape = [src.shape[d] for d in keep]
+        _copy_into(dst.as_strided(shape, [dst.stride(d) for d in keep]),
+                   src.as_strided(shape, [src.stride(d) for d in keep]), [keep.index(d) for d in flip if d in keep])
+        return dst
+    for d in range(src.dim() - 1):
+        if d not in flip and d + 1 not in flip and all(
+                t.stride(d) == t.stride(d + 1) * t.shape[d + 1] for t in (src, dst)):
+            shape = list(src.shape[:d]) + [src.shape[d] * src.shape[d + 1]] + list(src.shape[d + 2:])
+            def merged(t):
+                return t.as_strided(shape, list(t.stride()[:d]) + list(t.stride()[d + 1:]))
+            _copy_into(merged(dst), merged(src), [f if f < d else f - 1 for f in flip])
+            return dst
+    rest = [f - 1 for f in flip if f != 0]
+    for i in range(src.shape[0]):
+        _copy_into(dst[i], src[src.shape[0] - 1 - i if 0 in flip else i], rest)
     return dst
 ''',
     "_copy": '''
@@ -126,7 +147,8 @@ def _pinned_sizes(checks):
                                  f"with it fixed at {size}: lower again for these sizes")
 ''',
 }
-DEPS = {"_copy_into": ["_copy_kernel"], "_copy": ["_copy_into"], "_contiguous": ["_copy"], "_k_major": ["_copy_into"]}
+DEPS = {"_copy_into": ["_copy_kernel", "_copy_high_rank"], "_copy": ["_copy_into"], "_contiguous": ["_copy"],
+        "_k_major": ["_copy_into"]}
 
 
 def helpers_used(text: str) -> list[str]:
