@@ -103,6 +103,18 @@ def test_sweep_matrix_resume_shards_and_report(tmp_path: Path) -> None:
     assert joined.returncode == 0, joined.stderr
     assert [r["op"] for r in joined.json()["rows"]] == [r["op"] for r in report["rows"]]
     assert joined.json()["shards"] == 2 and joined.json()["levels"]["level1"]["correct"] == 2
+    assert len(joined.json()["runs"]) == 1, "shards of one run are one run"
+    other = json.loads(Path(parts[1]).read_text()) | {"commit": "0ther00", "only": "level2/*", "seconds": 5.0,
+                                                     "date": "2000-01-01T00:00:00+00:00"}
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    both = run_ke("sweep", "--merge", str(tmp_path / "joined.json"), str(tmp_path / "other.json"), "--out",
+                  str(tmp_path / "both"), "--json")
+    assert both.returncode == 0, both.stderr
+    runs_merged = both.json()["runs"]  # a merge of separate runs keeps each one's provenance; their times add
+    assert [run["commit"] for run in runs_merged] == ["0ther00", joined.json()["commit"]]
+    assert both.json()["seconds"] == pytest.approx(5.0 + joined.json()["seconds"])
+    page = (tmp_path / "both.md").read_text()
+    assert "Merged from 2 runs" in page and "commit 0ther00" in page
 
     html = tmp_path / "sweep.html"
     drawn = run_ke("report", str(state / "sweep_cpu.json"), "--out", str(html), "--json")

@@ -69,6 +69,16 @@ def _tally(tally: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def _provenance(report: dict[str, Any]) -> list[str]:
+    """When, from which commit and by which command: one line, or one per run where runs were merged."""
+    runs = report.get("runs") or []
+    if len(runs) < 2:
+        return [f"{report['date']}, commit {report['commit']}, {report['seconds']:.0f} s: `{report['command']}`"]
+    return [f"Merged from {len(runs)} runs ({report['seconds']:.0f} s in all):", "",
+            *(f"- `{run['only']}`, {run['date']}, commit {run['commit']}, {run['seconds']:.0f} s: "
+              f"`{' ; '.join(run['commands'])}`" for run in runs)]
+
+
 def markdown(report: dict[str, Any]) -> str:
     """The whole page; reads only what older reports (benchmarks/any_op_sweep.py's) also have, the rest if there."""
     device = report.get("device") or report["hw"]
@@ -76,7 +86,7 @@ def markdown(report: dict[str, Any]) -> str:
         device += f", torch {report['torch']}, triton {report.get('triton')}"
     lines = [f"# Problem sweep on {report['hw']} (offline operator, no LLM; budget {report['budget']}"
              + (f", {report['strategy']}" if report.get("strategy") else "") + ")", "",
-             f"{report['date']}, commit {report['commit']}, {report['seconds']:.0f} s: `{report['command']}`", "",
+             *_provenance(report), "",
              f"Device: {device}. Speedups are the best correct node's, from its final re-measurement (interleaved, "
              "L2 flushed, medians; compile = a static `torch.compile` per case); floor = minimal bytes / rated "
              "bandwidth or FLOPs / peak, whichever is larger. fast_p (KernelBench): the fraction of the level's "

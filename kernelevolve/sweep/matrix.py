@@ -165,11 +165,29 @@ def merged(reports: list[dict[str, Any]]) -> dict[str, Any]:
             tally["statuses"][status] = tally["statuses"].get(status, 0) + n
         for name, items in (part.get("lost") or {}).items():
             tally["lost"].setdefault(name, []).extend(items)
-    first = reports[0]
-    return {**first, "seconds": max(r.get("seconds", 0) for r in reports),
+    first, runs = reports[0], _runs(reports)
+    return {**first, "seconds": sum(run["seconds"] for run in runs), "runs": runs,
             "levels": by_level(rows, goals(first.get("hw"))),
             "overall": by_level([{**r, "family": "all"} for r in rows]).get("all"), "rows": rows, "tally": tally,
             "shards": len(reports), "command": " ; ".join(sorted({str(r.get("command")) for r in reports}))}
+
+
+def _runs(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The separate runs behind shard reports, so that a merge of, say, one level's run with another's keeps
+    each one's commit, date and command: shards of one run share commit, selection, target and budget (they
+    ran side by side, so the run took its slowest shard's time); separate runs add up."""
+    grouped: dict[tuple, dict[str, Any]] = {}
+    for rep in reports:
+        for run in rep.get("runs") or [rep]:
+            key = (run.get("commit"), str(run.get("only")), run.get("hw"), run.get("budget"))
+            seen = grouped.setdefault(key, {"commit": run.get("commit"), "only": run.get("only"), "hw": run.get("hw"),
+                                            "budget": run.get("budget"), "date": run.get("date"), "seconds": 0.0,
+                                            "commands": []})
+            seen["date"] = min(str(seen["date"]), str(run.get("date")))
+            seen["seconds"] = max(seen["seconds"], float(run.get("seconds") or 0))
+            commands = run.get("commands") or [str(run.get("command"))]
+            seen["commands"] = sorted(set(seen["commands"]) | set(commands))
+    return sorted(grouped.values(), key=lambda run: run["date"])
 
 
 def write(report: dict[str, Any], prefix: Path) -> list[str]:
