@@ -12,22 +12,17 @@ from __future__ import annotations
 
 import argparse
 import dis
-import importlib.util
 import sys
 import time
 from pathlib import Path
-from types import FrameType, ModuleType
+from types import FrameType
 from typing import Any
 
 import torch
 
-
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader, path
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from evaluators.candidate import build_pair, load_candidate_class
+from evaluators.guard import ForwardGuard
+from evaluators.spec import load_spec
 
 
 def _assigning_lines(code: Any) -> dict[str, int]:
@@ -43,22 +38,13 @@ def _assigning_lines(code: Any) -> dict[str, int]:
 
 
 def locate(problem: Path, draft: Path, device: str) -> list[tuple[str, int, int, tuple[int, ...]]]:
-    """(local, line, NaN count, shape) for each local holding NaN at forward's return, in assignment order."""
-    ref = _load(problem, "reference_problem")
-    cand = _load(draft, "lowered_draft")
-    init = ref.get_init_inputs()
-    torch.manual_seed(0)
-    reference = ref.Model(*init).to(device).eval()
-    candidate = cand.TritonModel(*init).to(device).eval()
-    candidate.load_state_dict(reference.state_dict(), strict=False)
-    inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in ref.get_inputs()]
-    plain_empty = torch.empty
-
-    def poisoned_empty(*args: Any, **kwargs: Any) -> torch.Tensor:
-        tensor = plain_empty(*args, **kwargs)
-        return tensor.fill_(float("nan")) if tensor.is_floating_point() else tensor
-
-    found: dict[str, tuple[int, tuple[int, ...]]] = {}
+    """(local, line, NaN count, shape) for each local holding NaN at forward's return, in assignment order.
+    The pair is built and the forward guarded as the evaluator does (state copied by name, fresh
+    allocations poisoned), on the published case."""
+    spec = load_spec(problem)
+    _, candidate = build_pair(spec, load_candidate_class(draft), seed=0, device=device)
+    inputs = next(iter(spec.cases("prod", device).values()))
+    kept: dict[str, torch.Tensor] = {}  # forward's float locals at its return, scanned once outside the guard
     forward_code = type(candidate).forward.__code__
 
     def on_call(frame: FrameType, event: str, arg: Any) -> Any:
@@ -67,26 +53,23 @@ def locate(problem: Path, draft: Path, device: str) -> list[tuple[str, int, int,
 
         def on_event(frame: FrameType, event: str, arg: Any) -> Any:
             if event == "return":
-                for name, value in frame.f_locals.items():
-                    if isinstance(value, torch.Tensor) and value.is_floating_point():
-                        count = int(torch.isnan(value).sum())
-                        if count:
-                            found[name] = (count, tuple(value.shape))
+                kept.update((name, value) for name, value in frame.f_locals.items()
+                            if isinstance(value, torch.Tensor) and value.is_floating_point())
             return on_event
         return on_event
 
-    torch.empty = poisoned_empty  # type: ignore[assignment]
     sys.settrace(on_call)
     started = time.monotonic()
     try:
-        with torch.no_grad():
+        with torch.no_grad(), ForwardGuard(poison=True):
             candidate(*inputs)
         if device.startswith("cuda"):
             torch.cuda.synchronize()
     finally:
         sys.settrace(None)
-        torch.empty = plain_empty  # type: ignore[assignment]
     print(f"forward ran in {time.monotonic() - started:.1f} s", file=sys.stderr)
+    found = {name: (int(torch.isnan(value).sum()), tuple(value.shape)) for name, value in kept.items()}
+    found = {name: item for name, item in found.items() if item[0]}
     lines = _assigning_lines(forward_code)
     order = {name: i for i, name in enumerate(lines)}
     return [(name, lines.get(name, 0), count, shape)
