@@ -11,8 +11,9 @@ medians and IQRs: evaluators/timing.py), each call on freshly written inputs as 
 rules over ``--rounds`` rounds in the same run: how much the fresh-input rule itself moves honest timings.
 
 Run (repo root, GPU host): ``PYTHONPATH=$PWD python3 benchmarks/draft_probe.py --only 'level1/0[1-4]*'
---variant ieee:TF32X3=0 --extra old:DRAFTS --out probe.json``; ``--extra`` times drafts lowered elsewhere
-(an older commit's, named ``levelN_stem.py``) in the same interleaved run. Rows are written as each
+--variant ieee:TF32X3=0 --extra old:DRAFTS --out probe.json`` (``--dir`` reads another folder of problems);
+``--extra`` times drafts lowered elsewhere (an older commit's, named ``levelN_stem.py``) in the same
+interleaved run. Rows are written as each
 problem finishes.
 """
 
@@ -145,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extra", action="append", default=[],
                         help="NAME:DIR: also time DIR/levelN_stem.py (a draft lowered elsewhere) as variant NAME")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--dir", default=str(CORPUS),
+                        help="folder of levelN/*.py problems (default: the any-op corpus; e.g. ../shared/kernelbench)")
     parser.add_argument("--deadline-s", type=float, default=1e9, help="stop starting problems after this")
     parser.add_argument("--rule-ab", action="store_true", help="also time on one reused, unwritten input")
     parser.add_argument("--rounds", type=int, default=2, help="alternations of the two rules (--rule-ab)")
@@ -158,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         variants[name] = {k: int(v) for k, v in (item.split("=") for item in rest.split(","))}
     extra = {name: Path(folder) for name, _, folder in (text.partition(":") for text in args.extra)}
     globs = args.only.split(",")
-    paths = [p for p in sorted(CORPUS.glob("level*/*.py"))
+    paths = [p for p in sorted(Path(args.dir).glob("level*/*.py"))
              if any(fnmatch.fnmatch(f"{p.parent.name}/{p.stem}", g) for g in globs)]
     result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "python": platform.python_version(),
               "command": " ".join(sys.argv), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": []}

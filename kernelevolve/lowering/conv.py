@@ -5,7 +5,8 @@ reduction runs over (input channel of the group, kernel offset). Each BLOCK_K st
 straight from x (positions outside the input are the zero padding; for a transposed conv, offsets that
 do not land on a stride multiple contribute nothing) and multiplies it with the weight tile by tl.dot in
 fp32. Bias and any fused pointwise chain are applied to the tile before the one store. On NVIDIA targets
-the dot is TF32x3 (dots.py) and a non-transposed conv also gets a channels-last form (conv_nhwc.py).
+the dot is TF32x3 (dots.py) and a non-transposed conv also gets a channels-last form (conv_nhwc.py) and a
+direct fp32 FMA form for few input channels (conv_direct.py); sizes are compile-time constants there.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 
 from torch.fx import Node
 
-from kernelevolve.lowering import conv_depthwise, conv_nhwc, conv_transposed, dots, epilogue
+from kernelevolve.lowering import conv_depthwise, conv_direct, conv_nhwc, conv_transposed, dots, epilogue
 from kernelevolve.lowering.context import Context, val
 from kernelevolve.lowering.errors import LoweringError
 from kernelevolve.lowering.indexing import schema_args
@@ -41,8 +42,11 @@ def emit(ctx: Context, node: Node) -> None:
     out_v = val(node)
     m_hint = ctx.hint(out_v.shape[0]) * math.prod(ctx.hint(o) for o in out_v.shape[2:])
     m_val, n_val, warps_val = ctx.block(m_hint, 16, 64, 256), ctx.block(cog_hint, 16, 64), 4
+    direct = ctx.nvidia and not transposed and cig_hint < conv_direct.FEW_CHANNELS
     if ctx.nvidia:  # tensor-core tiles: up to 128 x 128, keeping two waves of programs
         m_val, n_val, warps_val = dots.gpu_tiles(m_hint, cog_hint, groups)
+    if direct:  # few input channels: the FMA form's tiles (conv_direct.py)
+        (m_val, n_val), warps_val = conv_direct.tiles(m_hint, cog_hint), 4
     bm = ctx.tunable(f"{tag}_BLOCK_M", m_val, "output positions per program; >= 16")
     bn = ctx.tunable(f"{tag}_BLOCK_N", n_val, "output channels per program; >= 16")
     taps = math.prod(ctx.hint(k) for k in wv_shape[2:])
@@ -56,16 +60,17 @@ def emit(ctx: Context, node: Node) -> None:
     sp = range(s)
     index = ["nb[:, None]", "co[None, :]"] + [f"o{d}[:, None]" for d in sp]
     out, group, epi = epilogue.fused_output(ctx, node, index, "cmask", "[BLOCK_M, BLOCK_N]")
-    params = ["x_ptr", "w_ptr", "b_ptr", "y_ptr", "M", "KTOT", "CIG", "COG"]
-    params += [f"I{d}" for d in sp] + [f"O{d}" for d in sp] + [f"K{d}" for d in sp]
+    params = ["x_ptr", "w_ptr", "b_ptr", "y_ptr", "M", *ctx.sizes(["KTOT", "CIG", "COG"] + [f"I{d}" for d in sp] +
+                                                                  [f"O{d}" for d in sp] + [f"K{d}" for d in sp])]
     params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["swo", "swi"] + [f"sw{d}" for d in sp]
     params += ["syn", "syc"] + [f"sy{d}" for d in sp]
     params += (epi.params if epi else []) + ["HAS_BIAS: tl.constexpr", "F32_DOT: tl.constexpr", "BLOCK_M: tl.constexpr",
                                              "BLOCK_N: tl.constexpr", "BLOCK_K: tl.constexpr"]
     params += ["TF32X3: tl.constexpr"] if ctx.nvidia else []
-    lines = ["    g = tl.program_id(2).to(tl.int64)",
-             "    rm = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)",
-             "    rn = tl.program_id(1).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)",
+    params += ctx.idx_param()
+    lines = [f"    g = {ctx.pid(2)}",
+             f"    rm = {ctx.pid(0)} * BLOCK_M + tl.arange(0, BLOCK_M)",
+             f"    rn = {ctx.pid(1)} * BLOCK_N + tl.arange(0, BLOCK_N)",
              "    m_mask = rm < M", "    n_mask = rn < COG", "    co = g * COG + rn", "    rem = rm"]
     for d in reversed(sp):
         lines += [f"    o{d} = rem % O{d}", f"    rem = rem // O{d}"]
@@ -129,6 +134,7 @@ def emit(ctx: Context, node: Node) -> None:
         args += [f"HAS_BIAS={bias is not None}", f"F32_DOT={xv}.dtype == torch.bfloat16",
                  f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}"]
         args += [f"TF32X3={tf32x3}"] if ctx.nvidia else []
+        args += ctx.idx_launch([xa, wa, out])
         return args + [f"num_warps={warps}"]
 
     launch = launch_args(xv, wv)
@@ -144,8 +150,18 @@ def emit(ctx: Context, node: Node) -> None:
         flat = ctx.tunable(f"{tag}_FLAT_TAPS", 1, "1: one pipelined loop over (tap, channel step); 0: taps outer")
         cl_args = launch_args("x_cl", "w_cl")
         cl_args.insert(-1, f"FLAT_TAPS={flat}")
+        start = len(ctx.forward)
         conv_nhwc.launch_either(ctx, flag, (f"{cl_name}[{grid}]", cl_args),
                                 (f"{kname}[{grid}]", launch))
+        dot_forms = ctx.forward[start:]
+        del ctx.forward[start:]
+        fma_name = ctx.fresh("_convfma")
+        ctx.kernels.append("\n".join(["@triton.jit", f"def {fma_name}({', '.join(params)}):",
+                                      f"    # {what}, direct: fp32 outer products over (channel, tap)",
+                                      *head, *conv_direct.loop(sp, stride, padding, dilation), *tail]))
+        use_direct = ctx.tunable(f"{tag}_DIRECT", int(direct), "1: fp32 FMA outer products (few input "
+                                 "channels); 0: the tensor-core forms")
+        conv_direct.launch_either(ctx, use_direct, (f"{fma_name}[{grid}]", launch), dot_forms)
     else:
         ctx.launch(f"{kname}[{grid}]", launch)
     epilogue.bind_output(ctx, node, group, out)
