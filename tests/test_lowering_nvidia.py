@@ -109,7 +109,8 @@ def test_nvidia_convs_have_a_channels_last_form_exact_either_way(ke, tmp_path: P
     spec = tmp_path / "convs.py"
     spec.write_text(CONV_SPEC, encoding="utf-8")
     source = lower_spec(spec, "h100", symbolic=True)
-    assert source.count("if CONV") == 4 and "CONV0_CHANNELS_LAST = 1" in source and "def _convcl0(" in source
+    assert source.count("if CONV") == 8 and "CONV0_CHANNELS_LAST = 1" in source and "def _convcl0(" in source
+    assert all(f"CONV{i}_DIRECT = 0" in source for i in range(4))  # 16+ channels a group: the tensor-core forms
     assert "CONV1_CHANNELS_LAST = 1" in source and "CONV3_CHANNELS_LAST = 0" in source
     assert "_convcl" not in lower_spec(spec, "cpu")
     flag = next(t for t in find_tunables(source) if t.name == "CONV0_CHANNELS_LAST")
