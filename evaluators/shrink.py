@@ -11,7 +11,12 @@ Only extents are scaled: batch, length, channels, features, spatial sizes. A str
 stride, padding, dilation, groups, heads) is never changed, because the smaller case would be another problem
 (a dilated conv2d with kernel (5, 9) was once checked at (5, 8)). A constant is an extent when doubling it
 doubles some dimension of the inputs or of the reference's output (found on the meta device: no memory, no
-time); anything else is structural. A file that only a structural change would bring under the caps is refused.
+time); anything else is structural.
+
+The caps are a preference, not a verdict: where no scaling of the extents gets under them (a VGG or a
+MobileNet reads 224x224 images at batch 1, a conv's spatial size written into ``get_inputs``), the smallest
+case the reference runs on is checked anyway if it stays under ``FALLBACK_ELEMENT_CAP`` (slower, still the
+same problem). Only a file whose every faithful case is larger than that is refused.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from evaluators.recurrent_ops import whole_recurrences
 
 ELEMENT_CAP = 100_000  # input elements of a test case: the interpreter checks it in seconds
 OUTPUT_CAP = 4 * ELEMENT_CAP  # outputs may grow past the inputs (transposed convs, outer products)
+FALLBACK_ELEMENT_CAP = 10 * ELEMENT_CAP  # the smallest faithful case, when none fits the cap: minutes, not hours
+FALLBACK_OUTPUT_CAP = 4 * FALLBACK_ELEMENT_CAP
 KEEP_AT_MOST = 8  # ints up to this (kernel sizes, strides, groups, dims) are never changed
 TARGETS = (64, 32, 16, 8)  # the largest size a shrunk constant may take, tried in this order
 TRIAL_SEED = 0
@@ -72,6 +79,8 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
         return None
     found = size_constants(module)
     if not found:
+        if _fallback_fits(module, None, reference_cls, get_inputs, get_init_inputs):
+            return None  # checked at the production size: nothing to scale, and small enough to run
         raise ShrinkError(f"get_inputs() builds {produced:,} elements (cap {ELEMENT_CAP:,}) and the file has no "
                           "module-level size constants to scale down")
     constants, structural = split_extents(module, found, reference_cls, get_inputs, get_init_inputs)
@@ -81,6 +90,8 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
             constants[name] = structural.pop(name)
     kept = ", ".join(structural)
     if not constants:
+        if _fallback_fits(module, None, reference_cls, get_inputs, get_init_inputs):
+            return None
         raise ShrinkError(f"get_inputs() builds {produced:,} elements (cap {ELEMENT_CAP:,}) and its only size "
                           f"constants ({kept}) are structural; changing them would change the problem")
     small = {v for v in vars(module).values() if _is_int(v) and 0 < v <= KEEP_AT_MOST}  # groups, heads, strides
@@ -88,6 +99,7 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
     fixed_divisors = fixed - _ints(constants)  # a value an extent shares is the extent's to scale
     reason = ""
     tried: list[dict[str, Any]] = []
+    over: list[tuple[int, Shrink]] = []  # scalings the reference may run on, above the cap: the fallback
     for target in TARGETS:
         for scale in SCALINGS:
             mapping = _scaled_values(constants, small | fixed_divisors, target, scale, fixed_divisors)
@@ -99,6 +111,7 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
             with rebound(module, shrink):
                 elements = _count_elements(get_inputs)
             if elements > ELEMENT_CAP:
+                over.append((elements, shrink))
                 continue
             sizes = _meta_sizes(module, shrink, reference_cls, get_inputs, get_init_inputs)
             if sizes is not None and sizes[1] > OUTPUT_CAP:  # known without running it for real
@@ -109,11 +122,20 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
                 return shrink
             reason = reason or failure  # the first failure, on the most faithful scaling, says most
     greedy = _greedy(module, constants, fixed, tried, reference_cls, get_inputs, get_init_inputs)
-    if greedy is not None:
-        failure = _trial(module, greedy, reference_cls, get_inputs, get_init_inputs)
+    if greedy is not None and greedy[1]:
+        failure = _trial(module, greedy[0], reference_cls, get_inputs, get_init_inputs)
         if failure is None:
-            return greedy
+            return greedy[0]
         reason = reason or failure
+    elif greedy is not None:
+        with rebound(module, greedy[0]):
+            over.append((_count_elements(get_inputs), greedy[0]))
+    for _, shrink in sorted(over, key=lambda pair: pair[0]):  # the smallest faithful case above the cap
+        if _fallback_fits(module, shrink, reference_cls, get_inputs, get_init_inputs):
+            return shrink
+    alone = _one_at_a_time(module, constants, reference_cls, get_inputs, get_init_inputs)
+    if alone is not None:
+        return alone
     names = ", ".join(constants)
     kept_note = f"; only its structural constants ({kept}) could, and changing them would change the problem" \
         if kept else ""
@@ -144,20 +166,24 @@ def _ints(constants: dict[str, Any]) -> set[int]:
 
 def _greedy(module: ModuleType, constants: dict[str, Any], fixed: set[int], tried: list[dict[str, Any]],
             reference_cls: type[torch.nn.Module], get_inputs: Callable[[], Any],
-            get_init_inputs: Callable[[], Any] | None) -> Shrink | None:
+            get_init_inputs: Callable[[], Any] | None) -> tuple[Shrink, bool] | None:
     """When no uniform target fits, extents shrink one size at a time: from the most faithful uniform scaling
     the reference runs on, halve whichever size removes most elements and keeps the case valid, until the
-    inputs and outputs fit. A dilated conv whose effective kernel is 81 wide needs its width, not its batch or
-    channels, kept near 64. Sizes are values (a value under two names shrinks as one); validity is checked on
-    the meta device here (fast), and the caller runs the result for real."""
+    inputs and outputs fit: (that scaling, True); else (the smallest valid one reached, False). A dilated
+    conv whose effective kernel is 81 wide needs its width, not its batch or channels, kept near 64. Sizes are
+    values (a value under two names shrinks as one); validity is checked on the meta device here (fast), and
+    the caller runs the result for real."""
     production = sorted(v for v in _ints(constants) if v > KEEP_AT_MOST)
     starts = [{v: _apply(v, _value_map(values)) for v in production} for values in tried]
+    starts.append({v: v for v in production})  # every uniform scaling breaks it (an image size the model fixes)
     state = next((start for start in starts if _meta_sizes(module, _as_shrink(constants, start), reference_cls,
                                                             get_inputs, get_init_inputs) is not None), None)
+    last = state
     while state is not None:
         sizes = _meta_sizes(module, _as_shrink(constants, state), reference_cls, get_inputs, get_init_inputs)
         if sizes is not None and sizes[0] <= ELEMENT_CAP and sizes[1] <= OUTPUT_CAP:
-            return _as_shrink(constants, state)
+            return _as_shrink(constants, state), True
+        last = state
         best: tuple[int, dict[int, int]] | None = None
         for value in production:  # a divisor kept where one divides it, else plain halving: the meta run decides
             for smaller in {_halve(value, state[value], fixed), max(1, state[value] // 2)} - {state[value]}:
@@ -166,7 +192,27 @@ def _greedy(module: ModuleType, constants: dict[str, Any], fixed: set[int], trie
                 if got is not None and (best is None or sum(got) < best[0]):
                     best = (sum(got), halved)
         state = best[1] if best is not None else None
-    return None
+    return None if last is None else (_as_shrink(constants, last), False)
+
+
+def _one_at_a_time(module: ModuleType, constants: dict[str, Any], reference_cls: type[torch.nn.Module],
+                   get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None) -> Shrink | None:
+    """The last resort, for a reference the meta device cannot run (so the greedy walk has nothing to go on):
+    one extent at a time, its smallest power of two the reference runs on for real within the fallback caps;
+    of those, the case with the fewest input elements (a Swin model fixes its image size, not its batch)."""
+    found: list[tuple[int, Shrink]] = []
+    for name, value in constants.items():
+        if not _is_int(value):
+            continue
+        small = 1
+        while small < value:
+            shrink = Shrink({name: (value, small)})
+            if _fallback_fits(module, shrink, reference_cls, get_inputs, get_init_inputs):
+                with rebound(module, shrink):
+                    found.append((_count_elements(get_inputs), shrink))
+                break
+            small *= 2
+    return min(found, key=lambda pair: pair[0])[1] if found else None
 
 
 def _value_map(values: dict[str, tuple[Any, Any]]) -> dict[int, int]:
@@ -316,8 +362,29 @@ def _apply(value: Any, mapping: dict[int, int]) -> Any:
 # --- checks ----------------------------------------------------------------------------------------------
 
 
-def _trial(module: ModuleType, shrink: Shrink, reference_cls: type[torch.nn.Module],
-           get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None) -> str | None:
+def _fallback_fits(module: ModuleType, shrink: Shrink | None, reference_cls: type[torch.nn.Module],
+                   get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None) -> bool:
+    """Whether a case above the cap is still one to check: under the fallback caps (on the meta device first,
+    then for real) and run by the reference."""
+    if shrink is None:
+        sizes = _meta_run(module, None, reference_cls, get_inputs, get_init_inputs)
+        if sizes[0] is not None and _elements(sizes[0]) > FALLBACK_ELEMENT_CAP:
+            return False
+        if sizes[1] is not None and _elements(sizes[1]) > FALLBACK_OUTPUT_CAP:
+            return False
+    else:
+        got = _meta_sizes(module, shrink, reference_cls, get_inputs, get_init_inputs)
+        if got is not None and (got[0] > FALLBACK_ELEMENT_CAP or got[1] > FALLBACK_OUTPUT_CAP):
+            return False
+    with rebound(module, shrink):
+        if _count_elements(get_inputs) > FALLBACK_ELEMENT_CAP:
+            return False
+    return _trial(module, shrink, reference_cls, get_inputs, get_init_inputs, FALLBACK_OUTPUT_CAP) is None
+
+
+def _trial(module: ModuleType, shrink: Shrink | None, reference_cls: type[torch.nn.Module],
+           get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None,
+           output_cap: int = OUTPUT_CAP) -> str | None:
     """Run the reference on the shrunk case as the judge will; None when it works, else why not.
     The global RNG is left as it was: inputs drawn after this must not depend on whether a plan ran."""
     with torch.random.fork_rng(devices=[]):
@@ -332,8 +399,8 @@ def _trial(module: ModuleType, shrink: Shrink, reference_cls: type[torch.nn.Modu
         except Exception as exc:  # the reference rejects this scaling: try the next one
             return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
     produced = _elements(out)
-    if produced > OUTPUT_CAP:
-        return f"the reference's output has {produced:,} elements (cap {OUTPUT_CAP:,})"
+    if produced > output_cap:
+        return f"the reference's output has {produced:,} elements (cap {output_cap:,})"
     return None
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from evaluators.shrink import ELEMENT_CAP
+from evaluators.shrink import ELEMENT_CAP, FALLBACK_ELEMENT_CAP
 from evaluators.spec import SpecError, load_spec
 from kernelevolve.cli.search_cmd import shrunk_line
 from kernelevolve.ops import resolve_op
@@ -120,3 +120,41 @@ def test_search_on_cpu_records_the_shrink_in_the_run_and_its_nodes(ke, tmp_path:
     node = json.loads(next((state / "artifacts" / "runs" / summary["run_id"]).glob("nodes/*/evaluation.json"))
                       .read_text())
     assert node["status"] == "ok" and node["extra"]["shrunk"] == summary["shrunk"]
+
+
+def test_a_case_no_scaling_brings_under_the_cap_is_checked_at_its_smallest_faithful_size(tmp_path: Path) -> None:
+    """A classifier whose 3x224x224 images are written into get_inputs (only the batch is a constant): batch 1
+    is above the cap, so the smallest case the reference runs on, under the fallback cap, is the test case;
+    nothing structural changes. Before the fallback this file was refused."""
+    spec_file = tmp_path / "fixed_image.py"
+    spec_file.write_text('''
+import torch
+import torch.nn as nn
+
+batch_size = 16
+num_classes = 10
+
+
+class Model(nn.Module):
+    def __init__(self, num_classes):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 8, stride=8)
+        self.fc = nn.Linear(8 * 28 * 28, num_classes)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.conv(x)).flatten(1))
+
+
+def get_inputs():
+    return [torch.randn(batch_size, 3, 224, 224)]
+
+
+def get_init_inputs():
+    return [num_classes]
+''', encoding="utf-8")
+    spec = load_spec(spec_file)
+    (x,) = spec.cases("test")["case0"]
+    assert ELEMENT_CAP < x.numel() <= FALLBACK_ELEMENT_CAP
+    assert tuple(x.shape)[1:] == (3, 224, 224) and spec.shrunk["batch_size"][1] < 16
+    with torch.no_grad():
+        assert spec.reference_cls(*spec.init_args("test")).eval()(x).shape == (x.shape[0], spec.init_args("test")[0])

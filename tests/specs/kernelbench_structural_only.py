@@ -1,6 +1,7 @@
-"""A KernelBench-format transposed conv1d whose output is over the CPU cap at every extent: its kernel size
-alone makes each output 200,000 wide, and kernel size and stride are structural (no input or output
-dimension doubles with them), so the CPU check must refuse the file rather than check another problem."""
+"""A KernelBench-format transposed conv1d whose output is over the CPU caps at every extent, the fallback's
+too: its kernel size alone makes each output 2,000,000 wide (4 channels: 8M elements at batch 1), and kernel
+size and stride are structural (no input or output dimension doubles with them), so the CPU check must refuse
+the file rather than check another problem."""
 
 import torch
 import torch.nn as nn
@@ -8,7 +9,7 @@ import torch.nn as nn
 batch_size = 64
 length = 4096
 channels = 4
-kernel_size = 200_000
+kernel_size = 2_000_000
 stride = 16
 
 
