@@ -41,7 +41,7 @@ def emit(ctx: Context, node: Node) -> None:
     ktot_hint = cig_hint * math.prod(ctx.hint(k) for k in wv_shape[2:])
     out_v = val(node)
     m_hint = ctx.hint(out_v.shape[0]) * math.prod(ctx.hint(o) for o in out_v.shape[2:])
-    m_val, n_val, warps_val = ctx.block(m_hint, 16, 64, 256), ctx.block(cog_hint, 16, 64), 4
+    m_val, n_val, warps_val = ctx.block(m_hint, 16, 64, 512), ctx.block(cog_hint, 16, 64, 256), 4
     direct = ctx.nvidia and not transposed and cig_hint < conv_direct.FEW_CHANNELS
     if ctx.nvidia:  # tensor-core tiles: up to 128 x 128, keeping two waves of programs
         m_val, n_val, warps_val = dots.gpu_tiles(m_hint, cog_hint, groups)
@@ -52,7 +52,7 @@ def emit(ctx: Context, node: Node) -> None:
     taps = math.prod(ctx.hint(k) for k in wv_shape[2:])
     channels_last = ctx.nvidia and not transposed and cig_hint >= 16 and taps > 1  # a 1x1 conv needs no copies
     # the channels-last kernel steps through one tap's channels: a step wider than them is masked work
-    bk_val = ctx.block(cig_hint if channels_last else ktot_hint, 16, 32, 64)
+    bk_val = ctx.block(cig_hint if channels_last else ktot_hint, 16, 32, 128)
     bk = ctx.tunable(f"{tag}_BLOCK_K", bk_val, "reduction step over (channel, "
                      "kernel offset); a power of two >= 16")
     warps = ctx.tunable(f"{tag}_WARPS", warps_val, "1, 2, 4, 8 or 16")

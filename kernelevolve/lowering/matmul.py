@@ -42,7 +42,7 @@ def emit(ctx: Context, node: Node) -> None:
     kname = ctx.fresh("_matmul")
     tag = kname.lstrip("_").upper()
     a_shape, b_shape = val(a).shape, val(b).shape
-    m_val, n_val = ctx.block(a_shape[-2], 16, 64, 128), ctx.block(b_shape[-1], 16, 64, 128)
+    m_val, n_val = ctx.block(a_shape[-2], 16, 64, 256), ctx.block(b_shape[-1], 16, 64, 256)
     warps_val, stages_val, split_val = 4, 2, 1
     if ctx.nvidia:  # tensor-core tiles: up to 128 x 128, keeping two waves of programs (split-K if K is long)
         batch_hint = ctx.hint(a_shape[0]) if batched else 1
@@ -53,7 +53,7 @@ def emit(ctx: Context, node: Node) -> None:
         stages_val = 3
     bm = ctx.tunable(f"{tag}_BLOCK_M", m_val, "output rows per program; >= 16")
     bn = ctx.tunable(f"{tag}_BLOCK_N", n_val, "output columns per program; >= 16")
-    bk = ctx.tunable(f"{tag}_BLOCK_K", ctx.block(a_shape[-1], 16, 32, 64), "reduction step; a power of two >= 16")
+    bk = ctx.tunable(f"{tag}_BLOCK_K", ctx.block(a_shape[-1], 16, 32, 128), "reduction step; a power of two >= 16")
     warps = ctx.tunable(f"{tag}_WARPS", warps_val, "1, 2, 4, 8 or 16")
     stages = ctx.tunable(f"{tag}_STAGES", stages_val, "software-pipelining depth of the K loop")
     tf32x3 = dots.flag(ctx, tag)
