@@ -366,16 +366,11 @@ def _fallback_fits(module: ModuleType, shrink: Shrink | None, reference_cls: typ
                    get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None) -> bool:
     """Whether a case above the cap is still one to check: under the fallback caps (on the meta device first,
     then for real) and run by the reference."""
-    if shrink is None:
-        sizes = _meta_run(module, None, reference_cls, get_inputs, get_init_inputs)
-        if sizes[0] is not None and _elements(sizes[0]) > FALLBACK_ELEMENT_CAP:
-            return False
-        if sizes[1] is not None and _elements(sizes[1]) > FALLBACK_OUTPUT_CAP:
-            return False
-    else:
-        got = _meta_sizes(module, shrink, reference_cls, get_inputs, get_init_inputs)
-        if got is not None and (got[0] > FALLBACK_ELEMENT_CAP or got[1] > FALLBACK_OUTPUT_CAP):
-            return False
+    inputs, outputs = _meta_run(module, shrink, reference_cls, get_inputs, get_init_inputs)
+    if inputs is not None and _elements(inputs) > FALLBACK_ELEMENT_CAP:
+        return False
+    if outputs is not None and _elements(outputs) > FALLBACK_OUTPUT_CAP:
+        return False
     with rebound(module, shrink):
         if _count_elements(get_inputs) > FALLBACK_ELEMENT_CAP:
             return False
