@@ -18,7 +18,7 @@ from torch.fx import Node
 
 from kernelevolve.lowering import epilogue
 from kernelevolve.lowering.context import Context, val
-from kernelevolve.lowering.indexing import schema_args
+from kernelevolve.lowering.indexing import padded_load, schema_args
 
 
 def applies(ctx: Context, node: Node) -> bool:
@@ -88,7 +88,8 @@ def emit(ctx: Context, node: Node) -> None:
     w_tap = " + ".join(f"k{d} * sw{d}" for d in sp)
     x_tap = " + ".join(f"({_affine(f'k{d}', dilation[d], 0)}) * sx{d}" for d in sp)
     lines += [f"{ind}wv = tl.load(wp + {w_tap}, mask=r_mask, other=0.0).to(tl.float32)",
-              f"{ind}xv = tl.load(xp + {x_tap}, mask=r_mask[:, None] & {valid}[None, :], other=0.0)",
+              f"{ind}xm = r_mask[:, None] & {valid}[None, :]",
+              f"{ind}xv = {padded_load('xp', x_tap, 'xm', '0.0')}",
               f"{ind}acc += xv.to(tl.float32) * wv[:, None]"]
     lines += ["    cmask = r_mask[:, None] & s_mask[None, :]", "    if HAS_BIAS:",
               "        acc += tl.load(b_ptr + co, mask=r_mask, other=0.0).to(tl.float32)[:, None]"]

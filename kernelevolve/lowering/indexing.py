@@ -57,3 +57,16 @@ def schema_args(node: Node) -> dict[str, object]:
 
 def rank(node: Node) -> int:
     return val(node).dim()
+
+
+def padded_load(base: str, offset: str, mask: str, other: str) -> str:
+    """``tl.load`` of a padded tap whose masked-off lanes point back at ``base`` rather than past the tensor.
+
+    Triton 3.6 on Hopper (H100 and H200 alike) miscompiled the depthwise template's masked tap load: with
+    32-row tiles, lanes whose mask was false still brought in the bytes past the input's end. The last
+    (batch, channel) plane then read whatever followed the input, NaN under the evaluator's poison
+    (EfficientNetB0 failed correctness), and wrong but finite values in a plain run. Pointing masked lanes at
+    the first element keeps every address in bounds, so the result no longer depends on the neighbouring
+    allocation (benchmarks/results/padded_load_h200.md).
+    """
+    return f"tl.load(tl.where({mask}, {base} + {offset}, {base}), mask={mask}, other={other})"

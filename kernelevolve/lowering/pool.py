@@ -14,7 +14,7 @@ from torch.fx import Node
 
 from kernelevolve.lowering.context import Context, packet, val
 from kernelevolve.lowering.errors import LoweringError
-from kernelevolve.lowering.indexing import schema_args
+from kernelevolve.lowering.indexing import padded_load, schema_args
 
 
 def emit(ctx: Context, node: Node) -> None:
@@ -64,7 +64,7 @@ def emit(ctx: Context, node: Node) -> None:
         addr.append(f"i{d} * sx{d}")
         flat = f"i{d}" if d == 0 else f"({flat}) * I{d} + i{d}"
     lines += [f"        valid = {' & '.join(valid)}",
-              f"        v = tl.load(x_ptr + {' + '.join(addr)}, mask=valid, other=float('-inf')).to(tl.float32)"]
+              "        v = " + padded_load("x_ptr", " + ".join(addr), "valid", "float('-inf')") + ".to(tl.float32)"]
     if is_max:
         lines += ["        upd = valid & ((v > best) | (v != v) | (best_i < 0))",
                   "        best = tl.where(upd, v, best)",
@@ -140,7 +140,7 @@ def emit_adaptive(ctx: Context, node: Node) -> None:
     for d in sp:
         addr.append(f"i{d} * sx{d}")
         flat = f"i{d}" if d == 0 else f"({flat}) * I{d} + i{d}"
-    lines.append(f"        v = tl.load(x_ptr + {' + '.join(addr)}, mask=valid, other=float('-inf')).to(tl.float32)")
+    lines.append("        v = " + padded_load("x_ptr", " + ".join(addr), "valid", "float('-inf')") + ".to(tl.float32)")
     if is_max:
         lines += ["        upd = valid & ((v > best) | (v != v) | (best_i < 0))",
                   "        best = tl.where(upd, v, best)",
