@@ -41,6 +41,7 @@ from evaluators.guard import (
     integrity_fingerprint,
     threads_started,
 )
+from evaluators.guard_band import banded_inputs
 from evaluators.precision import needs_exact, precision_problem
 from evaluators.result import CaseResult
 from evaluators.seeding import seed_forward
@@ -111,7 +112,7 @@ class SeedCheck:
         params = nbytes(list(self.model.parameters()) + list(self.model.buffers()))
         outputs = {}
         for name in list(inputs_by_case):
-            inputs = self.inputs[name] = inputs_by_case.pop(name)
+            inputs = self.inputs[name] = banded_inputs(inputs_by_case.pop(name))
             t0 = time.monotonic()
             seed_forward(self.seed, 0)
             (out, launches), _ = memory_probe.working_set(lambda m=self.model, i=inputs, n=name: _guarded_call(m, i, n),

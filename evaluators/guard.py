@@ -1,9 +1,11 @@
 """Watching a candidate's forward: poison fresh allocations, record ATen ops, count Triton launches.
 
 Poisoning ``torch.empty*`` results with NaN (or a sentinel for integers) makes a kernel that leaves
-elements unwritten fail correctness instead of passing on recycled memory. Recording the ATen ops a
-forward dispatches (outside Triton launches, whose interpreter copies are the harness's own) lets the
-evaluator allow only allocation and views, so torch compute hidden in forward is rejected.
+elements unwritten fail correctness instead of passing on recycled memory; each one also gets poisoned
+guard bands on both sides (guard_band.py), so a kernel reading past an intermediate's ends fails too.
+Recording the ATen ops a forward dispatches (outside Triton launches, whose interpreter copies are the
+harness's own) lets the evaluator allow only allocation and views, so torch compute hidden in forward is
+rejected.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from evaluators.guard_band import bandable, banded_like, poison
 
 _aten = torch.ops.aten
 _EMPTY = {
@@ -57,7 +61,6 @@ MAX_HOST_READS = 8
 class HostReadLimit(Exception):
     """Raised at the read past the cap, so a forward that computes a scalar at a time stops at once instead
     of running (16M reads: minutes) until its phase times out."""
-INT_POISON = -1234567
 
 
 class _LaunchState(threading.local):
@@ -234,12 +237,12 @@ class ForwardGuard(TorchDispatchMode):
         if self.ops[HOST_READ] > MAX_HOST_READS:
             raise HostReadLimit(f"read more than {MAX_HOST_READS} scalars to the host; at most {MAX_HOST_READS}")
         if self.poison and func in _EMPTY and isinstance(out, torch.Tensor) and out.numel():
-            if out.is_floating_point() or out.is_complex():
-                out.fill_(float("nan"))
-            elif out.dtype == torch.bool:
-                out.fill_(True)
-            else:
-                out.fill_(INT_POISON if out.dtype not in (torch.uint8, torch.int8) else 113)
+            if not bandable(out):
+                poison(out)
+                return out
+            banded = banded_like(out)  # poisoned, with poisoned neighbours: a read past either end shows
+            del out
+            return banded
         return out
 
     def disallowed_ops(self) -> list[str]:
