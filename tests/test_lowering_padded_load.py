@@ -3,8 +3,10 @@
 Triton 3.6 on Hopper miscompiled the depthwise template's masked tap load: masked-off lanes past the
 input's end still leaked into the sum, so the result depended on the allocation that followed the input
 (benchmarks/results/padded_load_h200.md). The stencil templates (depthwise, direct conv, pooling) now point
-masked lanes back at the tensor's base. The interpreter cannot show the miscompile; what is checked here is
-that every padded tap load in those templates takes the guarded form, and that the guarded forms stay exact.
+masked lanes back at the tensor's base under a ``*_GUARD`` flag: the guarded form costs up to 2.2x on an H200, so
+the first draft keeps plain loads and the offline operator's second draft sets every flag. The interpreter
+cannot show the miscompile; what is checked here is the two forms' text, the two drafts, and that both stay
+exact.
 The implicit-GEMM conv templates keep plain masked loads (no miscompile was seen there); the evaluator's
 guard bands (evaluators/guard_band.py) would fail a draft of theirs that leaked.
 """
@@ -14,8 +16,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kernelevolve.lowering import lower_spec
-from tests.test_lowering_nvidia import _passes
+from kernelevolve.lowering import lower_spec, lower_spec_text
+from kernelevolve.operators.offline import lowered_samples
+from kernelevolve.operators.tunables import find_tunables, rewrite
+from tests.test_lowering_nvidia import SPECS, _passes
 
 STENCIL_SPEC = '''
 import torch
@@ -40,7 +44,7 @@ def get_inputs():
 
 
 def get_test_inputs():
-    return [get_inputs(), [torch.randn(3, 6, 9, 7), torch.randn(1, 5, 17), torch.randn(1, 3, 5, 6, 4)]]
+    return [get_inputs(), get_inputs()]  # the drafts are traced at these sizes (lowered_samples)
 
 
 def get_init_inputs():
@@ -48,7 +52,8 @@ def get_init_inputs():
 '''
 
 # the unguarded forms these templates had: the depthwise tap, the direct conv's chained pointer, the pool window
-_RAW_TAP_LOAD = re.compile(r"tl\.load\((xp \+|xq\d|x_ptr \+ base)")
+_RAW_TAP_LOAD = re.compile(r"tl\.load\((xp \+|xq\d,|x_ptr \+ base)")
+GUARDS = {"DWCONV0_GUARD", "CONV0_GUARD", "POOL0_GUARD", "POOL1_GUARD", "ADAPTIVE_POOL0_GUARD", "ADAPTIVE_POOL1_GUARD"}
 
 
 def _spec(tmp_path: Path) -> Path:
@@ -57,17 +62,30 @@ def _spec(tmp_path: Path) -> Path:
     return spec
 
 
-def test_every_padded_tap_load_points_masked_lanes_back_at_the_base(tmp_path: Path) -> None:
+def test_every_stencil_tap_load_has_a_guarded_form_behind_a_flag(tmp_path: Path) -> None:
     source = lower_spec(_spec(tmp_path), "h100", symbolic=True)
     assert "def _dwconv" in source and "def _pool" in source and "for ci in range(0, CIG)" in source
-    assert "tl.load(tl.where(xm, xp + " in source  # depthwise taps
-    assert "xq1 = xq0 + i1 * sx1" in source and "tl.load(tl.where(ok1, xpc + xq1, xpc)" in source  # direct conv
+    assert "tl.load(tl.where(xm, xp + (k0) * sx0 + (k1) * sx1, xp) if GUARD else xp + " in source  # depthwise
+    assert "xq1 = xq0 + i1 * sx1" in source and "tl.load(tl.where(ok1, xq1, xpc) if GUARD else xq1," in source
     assert source.count("tl.load(tl.where(valid, x_ptr + ") == 4  # two pools, two adaptive pools
     assert not _RAW_TAP_LOAD.search(source), _RAW_TAP_LOAD.search(source)
+    flags = {t.name: (t.kind, t.value) for t in find_tunables(source) if t.name.endswith("_GUARD")}
+    assert flags == {name: ("flag", 0) for name in GUARDS}  # off in the first draft: the fast loads
+    assert source.count("GUARD: tl.constexpr") == len(GUARDS) and source.count("GUARD=") == len(GUARDS)
 
 
-def test_guarded_stencils_are_exact(ke, tmp_path: Path) -> None:
-    """Both draft forms through the real evaluator: the NVIDIA one (stencils) and the interpreter's own."""
+def test_the_offline_operator_drafts_the_guarded_form_second(tmp_path: Path) -> None:
+    first, second = lowered_samples("stencils", STENCIL_SPEC, "h100")
+    assert first.source == lower_spec_text("stencils", STENCIL_SPEC, "h100")
+    guards = {t.name: t.value for t in find_tunables(second.source) if t.name.endswith("_GUARD")}
+    assert guards == dict.fromkeys(GUARDS, 1)
+    assert rewrite(second.source, {t: 0 for t in find_tunables(second.source) if t.name in GUARDS}) == first.source
+    assert len(lowered_samples("softmax", (SPECS / "softmax_dim.py").read_text(), "h100")) == 1  # nothing to guard
+
+
+def test_guarded_and_plain_stencils_are_exact(ke, tmp_path: Path) -> None:
+    """Both settings of the flags in the NVIDIA draft, and the interpreter's own draft, through the evaluator."""
     spec = _spec(tmp_path)
-    _passes(ke, spec, lower_spec(spec, "h100", symbolic=True), tmp_path, "gpu")
+    for sample in lowered_samples("stencils", STENCIL_SPEC, "h100"):
+        _passes(ke, spec, sample.source, tmp_path, sample.path.stem)
     _passes(ke, spec, lower_spec(spec, "cpu"), tmp_path, "cpu", gpu_form=False)

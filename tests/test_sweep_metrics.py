@@ -68,3 +68,17 @@ def test_only_and_shard_select_in_file_order() -> None:
     for bad in ("2/2", "a/b", "1", "0/0", "-1/2"):
         with pytest.raises(Exception, match="--shard"):
             parse_shard(bad)
+
+
+def test_a_merge_of_runs_on_two_cards_names_both_on_the_page() -> None:
+    from kernelevolve.sweep.markdown import markdown
+
+    row = {"op": "level1/x", "family": "level1", "status": "ok", "correct": True, "nodes": 1, "measured": "final",
+           "speedup_vs_eager": 1.0, "speedup_vs_compile": 1.0, "gpu": {"name": "NVIDIA H100 80GB HBM3"}}
+    report = {"hw": "h100", "budget": 8, "date": "d", "commit": "c", "seconds": 1, "command": "x", "levels": {},
+              "device": "NVIDIA H100 80GB HBM3", "rows": [row, {**row, "op": "level1/y"}]}
+    assert "Device: NVIDIA H100 80GB HBM3." in markdown(report)
+    report["rows"].append({**row, "op": "level1/z", "gpu": {"name": "NVIDIA H200"}})
+    page = markdown(report)
+    assert "Device: mixed, each row's ratios measured on its own card (NVIDIA H100 80GB HBM3: 2 rows, " \
+           "NVIDIA H200: 1 rows)" in page

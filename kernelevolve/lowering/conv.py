@@ -18,7 +18,7 @@ from torch.fx import Node
 from kernelevolve.lowering import conv_depthwise, conv_direct, conv_nhwc, conv_transposed, dots, epilogue
 from kernelevolve.lowering.context import Context, val
 from kernelevolve.lowering.errors import LoweringError
-from kernelevolve.lowering.indexing import schema_args
+from kernelevolve.lowering.indexing import GUARD_PARAM, guard_tunable, schema_args
 
 
 def emit(ctx: Context, node: Node) -> None:
@@ -156,12 +156,14 @@ def emit(ctx: Context, node: Node) -> None:
         dot_forms = ctx.forward[start:]
         del ctx.forward[start:]
         fma_name = ctx.fresh("_convfma")
-        ctx.kernels.append("\n".join(["@triton.jit", f"def {fma_name}({', '.join(params)}):",
+        ctx.kernels.append("\n".join(["@triton.jit", f"def {fma_name}({', '.join([*params, GUARD_PARAM])}):",
                                       f"    # {what}, direct: fp32 outer products over (channel, tap)",
                                       *head, *conv_direct.loop(sp, stride, padding, dilation), *tail]))
         use_direct = ctx.tunable(f"{tag}_DIRECT", int(direct), "1: fp32 FMA outer products (few input "
                                  "channels); 0: the tensor-core forms")
-        conv_direct.launch_either(ctx, use_direct, (f"{fma_name}[{grid}]", launch), dot_forms)
+        guard = guard_tunable(ctx, tag)
+        conv_direct.launch_either(ctx, use_direct, (f"{fma_name}[{grid}]", [*launch[:-1], f"GUARD={guard}",
+                                                                             launch[-1]]), dot_forms)
     else:
         ctx.launch(f"{kname}[{grid}]", launch)
     epilogue.bind_output(ctx, node, group, out)

@@ -18,7 +18,7 @@ from torch.fx import Node
 
 from kernelevolve.lowering import epilogue
 from kernelevolve.lowering.context import Context, val
-from kernelevolve.lowering.indexing import padded_load, schema_args
+from kernelevolve.lowering.indexing import GUARD_PARAM, guard_tunable, padded_load, schema_args
 
 
 def applies(ctx: Context, node: Node) -> bool:
@@ -58,6 +58,7 @@ def emit(ctx: Context, node: Node) -> None:
     bs = ctx.tunable(f"{tag}_BLOCK_S", bs_val, "flattened output positions per program; a power of two >= 16")
     rows = ctx.tunable(f"{tag}_ROWS", rows_val, "(batch, channel) rows per program; a power of two")
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
+    guard = guard_tunable(ctx, tag)
     index = ["nb[:, None]", "co[:, None]"] + [f"q{d}[None, :]" for d in sp]
     out, group, epi = epilogue.fused_output(ctx, node, index, "cmask", "[ROWS, BLOCK_S]")
     params = ["x_ptr", "w_ptr", "b_ptr", "y_ptr", "R", *ctx.sizes(["C", "COG", "S", "NS"] + [f"I{d}" for d in sp] +
@@ -65,7 +66,7 @@ def emit(ctx: Context, node: Node) -> None:
     params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["swo"] + [f"sw{d}" for d in sp]
     params += ["syn", "syc"] + [f"sy{d}" for d in sp] + (epi.params if epi else [])
     params += [f"K{d}: tl.constexpr" for d in sp]
-    params += ["HAS_BIAS: tl.constexpr", "ROWS: tl.constexpr", "BLOCK_S: tl.constexpr"]
+    params += ["HAS_BIAS: tl.constexpr", "ROWS: tl.constexpr", "BLOCK_S: tl.constexpr", GUARD_PARAM]
     lines = ["    pid = tl.program_id(0)",
              "    r = (pid // NS).to(tl.int64) * ROWS + tl.arange(0, ROWS)",
              "    p = (pid % NS) * BLOCK_S + tl.arange(0, BLOCK_S)",
@@ -89,7 +90,7 @@ def emit(ctx: Context, node: Node) -> None:
     x_tap = " + ".join(f"({_affine(f'k{d}', dilation[d], 0)}) * sx{d}" for d in sp)
     lines += [f"{ind}wv = tl.load(wp + {w_tap}, mask=r_mask, other=0.0).to(tl.float32)",
               f"{ind}xm = r_mask[:, None] & {valid}[None, :]",
-              f"{ind}xv = {padded_load('xp', x_tap, 'xm', '0.0')}",
+              f"{ind}xv = {padded_load(f'xp + {x_tap}', 'xp', 'xm', '0.0')}",
               f"{ind}acc += xv.to(tl.float32) * wv[:, None]"]
     lines += ["    cmask = r_mask[:, None] & s_mask[None, :]", "    if HAS_BIAS:",
               "        acc += tl.load(b_ptr + co, mask=r_mask, other=0.0).to(tl.float32)[:, None]"]
@@ -115,6 +116,6 @@ def emit(ctx: Context, node: Node) -> None:
     launch += [f"{xv}.stride({d})" for d in range(2 + s)] + [f"{wv}.stride(0)"]
     launch += [f"{wv}.stride({2 + d})" for d in sp] + [f"{out}.stride({d})" for d in range(2 + s)]
     launch += (epi.launch if epi else []) + [f"K{d}={wv}.shape[{2 + d}]" for d in sp]
-    launch += [f"HAS_BIAS={bias is not None}", f"ROWS={rows}", f"BLOCK_S={bs}", f"num_warps={warps}"]
+    launch += [f"HAS_BIAS={bias is not None}", f"ROWS={rows}", f"BLOCK_S={bs}", f"GUARD={guard}", f"num_warps={warps}"]
     ctx.launch(f"{kname}[(max(1, triton.cdiv({rows_total}, {rows})) * {ns},)]", launch)
     epilogue.bind_output(ctx, node, group, out)

@@ -27,17 +27,17 @@ def loop(sp: range, stride: list[int], padding: list[int], dilation: list[int]) 
     lines += ["    xp0 = x_ptr + nb * sxn + g * CIG * sxc", "    wp0 = w_ptr + co * swo",
               "    for ci in range(0, CIG):",
               "        xpc = xp0 + ci * sxc", "        wpc = wp0 + ci * swi"]
-    valid, xq, wq = "m_mask", "", "wpc"
+    valid, xq, wq = "m_mask", "xpc", "wpc"
     for d in sp:
         ind = "    " * (d + 2)
         lines += [f"{ind}for k{d} in tl.static_range(K{d}):",
                   f"{ind}    i{d} = b{d} + k{d} * {dilation[d]}",
                   f"{ind}    ok{d} = {valid} & (i{d} >= 0) & (i{d} < I{d})",
-                  f"{ind}    xq{d} = {xq}i{d} * sx{d}",
+                  f"{ind}    xq{d} = {xq} + i{d} * sx{d}",
                   f"{ind}    wq{d} = {wq} + k{d} * sw{d}"]
-        valid, xq, wq = f"ok{d}", f"xq{d} + ", f"wq{d}"
+        valid, xq, wq = f"ok{d}", f"xq{d}", f"wq{d}"
     ind = "    " * (len(sp) + 2)
-    return lines + [f"{ind}a = {padded_load('xpc', xq.removesuffix(' + '), valid, '0.0')}.to(tl.float32)",
+    return lines + [f"{ind}a = {padded_load(xq, 'xpc', valid, '0.0')}.to(tl.float32)",
                     f"{ind}b = tl.load({wq}, mask=n_mask, other=0.0).to(tl.float32)",
                     f"{ind}acc += a[:, None] * b[None, :]"]
 

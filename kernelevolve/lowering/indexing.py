@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from torch.fx import Node
 
-from kernelevolve.lowering.context import val
+from kernelevolve.lowering.context import Context, val
 
 
 def decompose(var: str, sizes: list[str], strides: dict[str, list[str]], tag: str,
@@ -59,14 +59,24 @@ def rank(node: Node) -> int:
     return val(node).dim()
 
 
-def padded_load(base: str, offset: str, mask: str, other: str) -> str:
-    """``tl.load`` of a padded tap whose masked-off lanes point back at ``base`` rather than past the tensor.
+def padded_load(address: str, base: str, mask: str, other: str) -> str:
+    """``tl.load`` of a padded tap at ``address``; under the kernel's ``GUARD`` constexpr, masked-off lanes
+    load from ``base`` (the tensor's first element) instead of past the tensor.
 
     Triton 3.6 on Hopper (H100 and H200 alike) miscompiled the depthwise template's masked tap load: with
-    32-row tiles, lanes whose mask was false still brought in the bytes past the input's end. The last
-    (batch, channel) plane then read whatever followed the input, NaN under the evaluator's poison
-    (EfficientNetB0 failed correctness), and wrong but finite values in a plain run. Pointing masked lanes at
-    the first element keeps every address in bounds, so the result no longer depends on the neighbouring
-    allocation (benchmarks/results/padded_load_h200.md).
+    32-row tiles, lanes whose mask was false still brought in the bytes past the input's end (EfficientNetB0
+    failed correctness under the evaluator's guard bands, and was wrong but finite in a plain run). The
+    guarded form keeps every address in bounds, but it also stops Triton from vectorising the load: on an
+    H200 it cost 1.01-2.2x on the stencil templates (benchmarks/results/padded_load_h200.md). So it is a
+    flag the search can flip, off in the first draft and on in the second (operators/offline.py).
     """
-    return f"tl.load(tl.where({mask}, {base} + {offset}, {base}), mask={mask}, other={other})"
+    return f"tl.load(tl.where({mask}, {address}, {base}) if GUARD else {address}, mask={mask}, other={other})"
+
+
+GUARD_PARAM = "GUARD: tl.constexpr"
+
+
+def guard_tunable(ctx: Context, tag: str) -> str:
+    """The kernel's ``GUARD`` flag (see padded_load) as a tunable of the draft, off by default."""
+    return ctx.tunable(f"{tag}_GUARD", 0, "1: masked lanes keep in-bounds addresses (slower; sidesteps a Triton "
+                       "miscompile); 0: plain masked loads")

@@ -14,7 +14,7 @@ from torch.fx import Node
 
 from kernelevolve.lowering.context import Context, packet, val
 from kernelevolve.lowering.errors import LoweringError
-from kernelevolve.lowering.indexing import padded_load, schema_args
+from kernelevolve.lowering.indexing import GUARD_PARAM, guard_tunable, padded_load, schema_args
 
 
 def emit(ctx: Context, node: Node) -> None:
@@ -40,9 +40,11 @@ def emit(ctx: Context, node: Node) -> None:
     block = ctx.tunable(f"{tag}_BLOCK", ctx.block(first.numel(), 16, 256, 2048),
                         "output elements per program; any power of two")
     warps = ctx.tunable(f"{tag}_WARPS", 4, "1, 2, 4, 8 or 16")
+    guard = guard_tunable(ctx, tag)
     sp = range(s)
     params = ["x_ptr", "y_ptr", "i_ptr", "total", *ctx.sizes(["C"] + [f"I{d}" for d in sp] + [f"O{d}" for d in sp])]
-    params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["divisor", "BLOCK: tl.constexpr", *ctx.idx_param()]
+    params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["divisor", "BLOCK: tl.constexpr", GUARD_PARAM,
+                                                         *ctx.idx_param()]
     lines = [f"    offs = {ctx.pid(0)} * BLOCK + tl.arange(0, BLOCK)", "    mask = offs < total",
              "    rem = offs"]
     for d in reversed(sp):
@@ -63,8 +65,8 @@ def emit(ctx: Context, node: Node) -> None:
         valid.append(f"(i{d} >= 0) & (i{d} < I{d})")
         addr.append(f"i{d} * sx{d}")
         flat = f"i{d}" if d == 0 else f"({flat}) * I{d} + i{d}"
-    lines += [f"        valid = {' & '.join(valid)}",
-              "        v = " + padded_load("x_ptr", " + ".join(addr), "valid", "float('-inf')") + ".to(tl.float32)"]
+    v = padded_load("x_ptr + " + " + ".join(addr), "x_ptr", "valid", "float('-inf')")
+    lines += [f"        valid = {' & '.join(valid)}", f"        v = {v}.to(tl.float32)"]
     if is_max:
         lines += ["        upd = valid & ((v > best) | (v != v) | (best_i < 0))",
                   "        best = tl.where(upd, v, best)",
@@ -97,8 +99,8 @@ def emit(ctx: Context, node: Node) -> None:
     launch = [xv, y, vars_[1] if is_max else y, f"{y}.numel()", f"{xv}.shape[1]"]
     launch += [f"{xv}.shape[{2 + d}]" for d in sp] + [f"{y}.shape[{2 + d}]" for d in sp]
     launch += [f"{xv}.stride({d})" for d in range(2 + s)]
-    launch += [ctx.sym(float(args.get("divisor_override") or 1.0)), f"BLOCK={block}", *ctx.idx_launch([xv, y]),
-               f"num_warps={warps}"]
+    launch += [ctx.sym(float(args.get("divisor_override") or 1.0)), f"BLOCK={block}", f"GUARD={guard}",
+               *ctx.idx_launch([xv, y]), f"num_warps={warps}"]
     ctx.launch(f"{kname}[(max(1, triton.cdiv({y}.numel(), {block})),)]", launch)
     if is_max:
         ctx.multi[node.name] = vars_
@@ -118,10 +120,10 @@ def emit_adaptive(ctx: Context, node: Node) -> None:
     first = val(node)[0] if isinstance(val(node), (list, tuple)) else val(node)
     block = ctx.tunable(f"{tag}_BLOCK", ctx.block(first.numel(), 16, 256, 2048),
                         "output elements per program; any power of two")
+    guard = guard_tunable(ctx, tag)
     params = ["x_ptr", "y_ptr", "i_ptr", "total", *ctx.sizes(["C", "KTOT"] + [f"I{d}" for d in sp] +
                                                             [f"O{d}" for d in sp] + [f"KM{d}" for d in sp])]
-    params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["BLOCK: tl.constexpr",
-                                                                                  *ctx.idx_param()]
+    params += ["sxn", "sxc"] + [f"sx{d}" for d in sp] + ["BLOCK: tl.constexpr", GUARD_PARAM, *ctx.idx_param()]
     lines = [f"    offs = {ctx.pid(0)} * BLOCK + tl.arange(0, BLOCK)", "    mask = offs < total",
              "    rem = offs"]
     for d in reversed(sp):
@@ -140,7 +142,8 @@ def emit_adaptive(ctx: Context, node: Node) -> None:
     for d in sp:
         addr.append(f"i{d} * sx{d}")
         flat = f"i{d}" if d == 0 else f"({flat}) * I{d} + i{d}"
-    lines.append("        v = " + padded_load("x_ptr", " + ".join(addr), "valid", "float('-inf')") + ".to(tl.float32)")
+    v = padded_load("x_ptr + " + " + ".join(addr), "x_ptr", "valid", "float('-inf')")
+    lines.append(f"        v = {v}.to(tl.float32)")
     if is_max:
         lines += ["        upd = valid & ((v > best) | (v != v) | (best_i < 0))",
                   "        best = tl.where(upd, v, best)",
@@ -157,7 +160,8 @@ def emit_adaptive(ctx: Context, node: Node) -> None:
     windows = [f"(-(-{xv}.shape[{2 + d}] // {y}.shape[{2 + d}]) + 1)" for d in sp]
     launch = [xv, y, vars_[1] if is_max else y, f"{y}.numel()", f"{xv}.shape[1]", " * ".join(windows)]
     launch += [f"{xv}.shape[{2 + d}]" for d in sp] + [f"{y}.shape[{2 + d}]" for d in sp] + windows
-    launch += [f"{xv}.stride({d})" for d in range(2 + s)] + [f"BLOCK={block}", *ctx.idx_launch([xv, y])]
+    launch += [f"{xv}.stride({d})" for d in range(2 + s)] + [f"BLOCK={block}", f"GUARD={guard}",
+                                                          *ctx.idx_launch([xv, y])]
     ctx.launch(f"{kname}[(max(1, triton.cdiv({y}.numel(), {block})),)]", launch)
     if is_max:
         ctx.multi[node.name] = vars_

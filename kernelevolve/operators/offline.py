@@ -117,7 +117,13 @@ def lowered_samples(op: str, spec_source: str, target: str = "") -> list[CodeSam
         source = lower_spec_text(op, spec_source, target)
     except LoweringError as exc:
         raise OperatorError(f"offline lowering of '{op}' failed: {exc}") from None
-    return [CodeSample(Path(f"lowered_{op}.py"), op, "template lowering of the reference", source)]
+    samples = [CodeSample(Path(f"lowered_{op}.py"), op, "template lowering of the reference", source)]
+    guards = {t: 1 for t in find_tunables(source) if t.name.endswith("_GUARD") and t.value == 0}
+    if guards:  # the second draft: every stencil load in bounds (lowering/indexing.py, padded_load)
+        samples.append(CodeSample(Path(f"lowered_{op}_guarded.py"), op,
+                                  "template lowering of the reference, masked loads kept in bounds",
+                                  rewrite(source, guards)))
+    return samples
 
 
 def restructure(source: str, rng: random.Random, seen: set[str]) -> Proposal | None:

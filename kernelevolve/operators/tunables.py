@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 _NAME = re.compile(r"(BLOCK|TILE|WARPS|STAGES|GROUP|ROWS|COLS|SPLIT|CHUNK|VEC|UNROLL|PER_PROGRAM|TF32X3|"
-                   r"CHANNELS_LAST|FLAT_TAPS|DIRECT)", re.I)
+                   r"CHANNELS_LAST|FLAT_TAPS|DIRECT|GUARD)", re.I)
 _LAUNCH_KEYWORDS = {"num_warps", "num_stages"}
 
 
@@ -27,7 +27,7 @@ class Tunable:
     @property
     def kind(self) -> str:
         low = self.name.lower()
-        if low.endswith(("tf32x3", "channels_last", "flat_taps", "direct")):
+        if low.endswith(("tf32x3", "channels_last", "flat_taps", "direct", "guard")):
             return "flag"
         if "warps" in low:
             return "warps"

@@ -4,6 +4,7 @@ conditions; this project's sweep is offline (no LLM), theirs are not, which the 
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from kernelevolve.sweep.metrics import THRESHOLDS, p_label
@@ -82,6 +83,10 @@ def _provenance(report: dict[str, Any]) -> list[str]:
 def markdown(report: dict[str, Any]) -> str:
     """The whole page; reads only what older reports (benchmarks/any_op_sweep.py's) also have, the rest if there."""
     device = report.get("device") or report["hw"]
+    cards = Counter(str((row.get("gpu") or {}).get("name")) for row in report["rows"] if row.get("gpu"))
+    if len(cards) > 1:  # a merge of runs on different cards: each row's ratios were measured on its own card
+        device = "mixed, each row's ratios measured on its own card (" + ", ".join(
+            f"{name}: {n} rows" for name, n in cards.most_common()) + ")"
     if report.get("torch"):
         device += f", torch {report['torch']}, triton {report.get('triton')}"
     lines = [f"# Problem sweep on {report['hw']} (offline operator, no LLM; budget {report['budget']}"
