@@ -66,7 +66,9 @@ def evaluate(draft: Path, spec: Path, hw: str, state_dir: str, gpu: str, timeout
             "latency_ms": sum(c.get("latency_ms") or 0.0 for c in cases) or None,
             "iqr_ms": max((c.get("latency_iqr_ms") or 0.0) for c in cases),
             "compile_ms": sum(c.get("compile_ms") or 0.0 for c in cases) or None,
-            "gpu_info": (verdict.get("extra") or {}).get("gpu", {}), "wall_s": round(time.monotonic() - started, 1)}
+            "gpu_info": (verdict.get("extra") or {}).get("gpu", {}), "wall_s": round(time.monotonic() - started, 1),
+            "top_kernels": sorted(((verdict.get("extra") or {}).get("profile") or {}).get("kernels") or [],
+                                  key=lambda k: -(k.get("us_per_call") or 0))[:6]}
 
 
 def run_problem(name: str, args: argparse.Namespace, gpu: str) -> list[dict]:

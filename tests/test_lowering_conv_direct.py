@@ -64,3 +64,39 @@ def test_few_channel_convs_default_to_the_direct_form_exact_either_way(ke, tmp_p
     assert "_DIRECT = 1" not in gemm
     _passes(ke, spec, gemm, tmp_path, "gemm")
     _passes(ke, spec, gemm.replace("CONV3_DIRECT = 0", "CONV3_DIRECT = 1"), tmp_path, "direct16")
+
+
+STEMS = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(3, 64, 7, stride=2, padding=3)
+        self.b = nn.Conv2d(3, 96, 11, stride=4)
+        self.c = nn.Conv3d(3, 16, 4)
+        self.d = nn.Conv2d(3, 32, 3, stride=2, padding=1)
+
+    def forward(self, x, y):
+        return self.a(x), self.b(x), self.c(y), self.d(x)
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 40, 40), torch.randn(2, 3, 8, 8, 8)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_wide_strided_stems_default_to_the_gemm_and_small_taps_stay_direct(tmp_path: Path) -> None:
+    """Taps x stride above 64 (7x7/2: 98, 11x11/4: 484) default to the tensor-core forms, which GoogleNet's
+    stem measured 36x faster; 4x4x4 at stride 1 (64) and 3x3/2 (18) keep the direct form."""
+    spec = tmp_path / "stems.py"
+    spec.write_text(STEMS, encoding="utf-8")
+    flags = {t.name: t.value for t in find_tunables(lower_spec(spec, "h100", symbolic=True))
+             if t.name.endswith("_DIRECT")}
+    assert flags == {"CONV0_DIRECT": 0, "CONV1_DIRECT": 0, "CONV2_DIRECT": 1, "CONV3_DIRECT": 1}

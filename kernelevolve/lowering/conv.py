@@ -42,14 +42,14 @@ def emit(ctx: Context, node: Node) -> None:
     out_v = val(node)
     m_hint = ctx.hint(out_v.shape[0]) * math.prod(ctx.hint(o) for o in out_v.shape[2:])
     m_val, n_val, warps_val = ctx.block(m_hint, 16, 64, 512), ctx.block(cog_hint, 16, 64, 256), 4
-    direct = ctx.nvidia and not transposed and cig_hint < conv_direct.FEW_CHANNELS
+    taps = math.prod(ctx.hint(k) for k in wv_shape[2:])
+    direct = ctx.nvidia and not transposed and conv_direct.preferred(cig_hint, taps, stride)
     if ctx.nvidia:  # tensor-core tiles: up to 128 x 128, keeping two waves of programs
         m_val, n_val, warps_val = dots.gpu_tiles(m_hint, cog_hint, groups)
     if direct:  # few input channels: the FMA form's tiles (conv_direct.py)
         (m_val, n_val), warps_val = conv_direct.tiles(m_hint, cog_hint), 4
     bm = ctx.tunable(f"{tag}_BLOCK_M", m_val, "output positions per program; >= 16")
     bn = ctx.tunable(f"{tag}_BLOCK_N", n_val, "output channels per program; >= 16")
-    taps = math.prod(ctx.hint(k) for k in wv_shape[2:])
     channels_last = ctx.nvidia and not transposed and cig_hint >= 16 and taps > 1  # a 1x1 conv needs no copies
     # the channels-last kernel steps through one tap's channels: a step wider than them is masked work
     bk_val = ctx.block(cig_hint if channels_last else ktot_hint, 16, 32, 128)

@@ -9,8 +9,8 @@ every input channel walks the taps in ``tl.static_range`` loops (kernel sizes ar
 each tap loads one input vector of BLOCK_M positions and one weight vector of BLOCK_N channels and adds their
 outer product to the fp32 tile. Index math per tap is a few vector adds, validity per kernel dimension is
 hoisted out of the inner taps (as in conv_depthwise.py), and the products are exact fp32 (no TF32 split).
-A ``*_DIRECT`` flag (1 where a group has fewer than 16 input channels) lets the search switch to the
-tensor-core forms.
+A ``*_DIRECT`` flag (1 where a group has fewer than 16 input channels and the taps are few: ``preferred``)
+lets the search switch between it and the tensor-core forms.
 """
 
 from __future__ import annotations
@@ -18,7 +18,20 @@ from __future__ import annotations
 from kernelevolve.lowering.context import Context
 from kernelevolve.lowering.indexing import padded_load
 
-FEW_CHANNELS = 16  # below this many input channels per group the direct form is the default
+FEW_CHANNELS = 16  # below this many input channels per group the direct form is the default...
+MAX_TAPS_X_STRIDE = 64  # ...unless taps x the largest stride exceed this (wide, strided stems)
+
+
+def preferred(cig: int, taps: int, stride: list[int]) -> bool:
+    """Whether the direct form is the draft's default for a conv with ``cig`` input channels per group.
+
+    Each tap is one strided vector load of BLOCK_M input positions: with many taps and a stride, those loads
+    dominate and the implicit GEMM's gather wins. Measured first drafts (H100/H200, benchmarks/results/
+    conv_direct_h100.md, direct_l3_ab_h200.md): 3x3 and 3x3x3 convs at stride 1 and a 4x4x4 one (64) are
+    1.2-6.6x faster direct; a 3x5x7 kernel at stride 1 (105) 8-10% slower; AlexNet's 11x11 stem at stride 4
+    (484) 10% slower; GoogleNet's 7x7 stem at stride 2 (98) took 7.2 ms direct against 0.2 ms as a GEMM.
+    """
+    return cig < FEW_CHANNELS and taps * max(stride, default=1) <= MAX_TAPS_X_STRIDE
 
 
 def loop(sp: range, stride: list[int], padding: list[int], dilation: list[int]) -> list[str]:
