@@ -6,8 +6,9 @@ allocator put next to it. That is often zeros or finite data, so the read goes u
 under one allocation order. Placing each tensor inside a slab whose head and tail are NaN (or an integer
 sentinel) makes such a read deterministic and visible to the judge, in every run.
 
-Only tensors up to ``MAX_BANDED_BYTES`` are banded: a larger one would briefly exist twice (the copy, or
-the allocation the band replaces), which the evaluator's memory bound (issue #28) does not allow for.
+Only tensors up to ``MAX_BANDED_BYTES`` are banded, and a case's inputs up to that many bytes in all: a
+banded tensor briefly exists twice (the copy, or the allocation the band replaces), and the evaluator's
+memory bound (issue #28: 3x a case's bytes plus 1 GiB) leaves room for that much, not more.
 """
 
 from __future__ import annotations
@@ -60,8 +61,16 @@ def banded_copy(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def banded_inputs(case: tuple) -> tuple:
-    """A case's tensors in banded storage; tensors sharing a storage keep it (their aliasing is the problem's)."""
+    """A case's tensors in banded storage, up to ``MAX_BANDED_BYTES`` of them in all (the originals are alive
+    until the case is rebuilt, so that is what the copies add at most); tensors sharing a storage keep it
+    (their aliasing is the problem's)."""
     storages = [t.untyped_storage().data_ptr() for t in case if isinstance(t, torch.Tensor) and t.numel()]
     shared = {ptr for ptr in storages if storages.count(ptr) > 1}
-    return tuple(banded_copy(t) if isinstance(t, torch.Tensor) and t.numel()
-                 and t.untyped_storage().data_ptr() not in shared else t for t in case)
+    budget, out = MAX_BANDED_BYTES, []
+    for item in case:
+        if (isinstance(item, torch.Tensor) and item.numel() and item.untyped_storage().data_ptr() not in shared
+                and bandable(item) and item.numel() * item.element_size() <= budget):
+            budget -= item.numel() * item.element_size()
+            item = banded_copy(item)
+        out.append(item)
+    return tuple(out)
