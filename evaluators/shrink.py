@@ -133,6 +133,12 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
     for _, shrink in sorted(over, key=lambda pair: pair[0]):  # the smallest faithful case above the cap
         if _fallback_fits(module, shrink, reference_cls, get_inputs, get_init_inputs):
             return shrink
+    apart = _greedy_by_name(module, constants, fixed, reference_cls, get_inputs, get_init_inputs)
+    if apart is not None:
+        failure = _trial(module, apart, reference_cls, get_inputs, get_init_inputs)
+        if failure is None:
+            return apart
+        reason = reason or failure
     alone = _one_at_a_time(module, constants, reference_cls, get_inputs, get_init_inputs)
     if alone is not None:
         return alone
@@ -193,6 +199,37 @@ def _greedy(module: ModuleType, constants: dict[str, Any], fixed: set[int], trie
                     best = (sum(got), halved)
         state = best[1] if best is not None else None
     return None if last is None else (_as_shrink(constants, last), False)
+
+
+def _greedy_by_name(module: ModuleType, constants: dict[str, Any], fixed: set[int],
+                    reference_cls: type[torch.nn.Module], get_inputs: Callable[[], Any],
+                    get_init_inputs: Callable[[], Any] | None) -> Shrink | None:
+    """``_greedy`` with each name free to move alone, for sizes that are equal by coincidence: with batch,
+    channels, height and width all 32, halving "32" everywhere also halves a width that a LayerNorm over
+    the last dim fixes, so no shared scaling is valid. Here each step halves the one name that removes most
+    elements and still runs on the meta device; the caller runs the result for real."""
+    names = [name for name, value in constants.items() if _is_int(value) and value > KEEP_AT_MOST]
+
+    def as_shrink(state: dict[str, int]) -> Shrink:
+        return Shrink({n: (constants[n], state[n]) for n in names if state[n] != constants[n]})
+
+    state = {name: constants[name] for name in names}
+    while True:
+        sizes = _meta_sizes(module, as_shrink(state), reference_cls, get_inputs, get_init_inputs)
+        if sizes is None:
+            return None
+        if sizes[0] <= ELEMENT_CAP and sizes[1] <= OUTPUT_CAP:
+            return as_shrink(state)
+        best: tuple[int, dict[str, int]] | None = None
+        for name in names:
+            for smaller in {_halve(constants[name], state[name], fixed), max(1, state[name] // 2)} - {state[name]}:
+                moved = {**state, name: smaller}
+                got = _meta_sizes(module, as_shrink(moved), reference_cls, get_inputs, get_init_inputs)
+                if got is not None and (best is None or sum(got) < best[0]):
+                    best = (sum(got), moved)
+        if best is None:
+            return None
+        state = best[1]
 
 
 def _one_at_a_time(module: ModuleType, constants: dict[str, Any], reference_cls: type[torch.nn.Module],

@@ -158,3 +158,46 @@ def get_init_inputs():
     assert tuple(x.shape)[1:] == (3, 224, 224) and spec.shrunk["batch_size"][1] < 16
     with torch.no_grad():
         assert spec.reference_cls(*spec.init_args("test")).eval()(x).shape == (x.shape[0], spec.init_args("test")[0])
+
+
+def test_sizes_equal_by_coincidence_shrink_apart_when_one_of_them_is_pinned(tmp_path: Path) -> None:
+    """Batch, channels, height and width are all 32, and a LayerNorm over the last dim pins the width (the
+    transposed conv doubles it to the 64 features). Halving "32" everywhere breaks the norm and batch 1 alone
+    is still above the cap, so every shared scaling fails; the sizes then shrink one name at a time and the
+    width keeps its published value. Before, this file was refused."""
+    spec_file = tmp_path / "pinned_width.py"
+    spec_file.write_text('''
+import torch
+import torch.nn as nn
+
+batch_size = 32
+channels = 32
+depth = 16
+height = 32
+width = 32
+features = 64
+
+
+class Model(nn.Module):
+    def __init__(self, channels, features):
+        super().__init__()
+        self.up = nn.ConvTranspose3d(channels, features, 2, stride=2)
+        self.norm = nn.LayerNorm(features)
+
+    def forward(self, x):
+        return self.norm(self.up(x))
+
+
+def get_inputs():
+    return [torch.randn(batch_size, channels, depth, height, width)]
+
+
+def get_init_inputs():
+    return [channels, features]
+''', encoding="utf-8")
+    spec = load_spec(spec_file)
+    (x,) = spec.cases("test")["case0"]
+    assert x.numel() <= ELEMENT_CAP and x.shape[-1] == 32 and "width" not in spec.shrunk
+    with torch.no_grad():
+        out = spec.reference_cls(*spec.init_args("test")).eval()(x)
+    assert out.shape[-1] == 64
