@@ -26,6 +26,7 @@ class SlotJudge:
         self._candidate_held = 0  # what the candidate process keeps allocated while this one judges
         self.holder = str(os.getpid())  # this slot's key in the device's memory ledger
         self.notify: Any = None  # (job id, seconds waited) -> None: tells the host a node waits for memory
+        self.progress: Any = None  # (job id, step) -> None: tells the host a judged step of a long job ended
         self._ledgers: dict[str, Any] = {}
         self._resident = 0
         self._case_bytes: dict[tuple[str, str], int | None] = {}

@@ -47,6 +47,9 @@ def main() -> None:
     judge = SlotJudge()
     judge.notify = lambda job_id, waited: protocol.write(json.dumps({"id": job_id, "waiting_s": round(waited, 1)})
                                                          + "\n")
+    # one line per judged call: the host's backstop deadline (interpreters/sandbox.py) restarts on every line,
+    # so a job of six slow but in-time calls is not taken for a hung worker
+    judge.progress = lambda job_id, step: protocol.write(json.dumps({"id": job_id, "progress": step}) + "\n")
     protocol.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
     for line in sys.stdin:
         if not line.strip():
@@ -244,6 +247,8 @@ def _check(runner: Any, judge: SlotJudge, job: dict[str, Any], paths: dict[str, 
         t0 = time.monotonic()
         status, verdict = judge(job, which, device, [seed], reply["outputs"], workdir, (index,))
         phases[prefix + "judge"] = phases.get(prefix + "judge", 0.0) + time.monotonic() - t0
+        if judge.progress:
+            judge.progress(job.get("id"), f"{label} seed {seed} call {call}")
         if status != "ok":
             return EvaluationResult.failure(status, "reference check: " + verdict, **base), [], _mean(launches)
         for case in verdict:

@@ -124,8 +124,9 @@ class EvaluationWorker:
                 self._restart()
                 return EvaluationResult.failure("crash", "evaluation worker stopped answering; restarted")
             reply = json.loads(line)
-            # a node waiting for device memory (evaluators/admission.py) says so every 10 s: each such line
-            # restarts the deadline above, since waiting for other slots' nodes is not this job running long
+            # a node waiting for device memory (evaluators/admission.py) says so every 10 s, and every judged
+            # call of the protocol says it ended: each such line restarts the deadline above, which bounds one
+            # step (a call, its judgement, the timing), not the six calls and a re-verification together
             if reply.get("id") == job["id"] and "result" in reply:
                 return EvaluationResult.from_dict(reply["result"])
 

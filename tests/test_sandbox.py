@@ -3,6 +3,7 @@ is capped, and a dead worker is replaced. Every case goes through real processes
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -109,3 +110,26 @@ def test_inputs_whose_size_depends_on_the_seed_get_a_fresh_second_call(worker) -
     c = (torch.ones(5),)
     assert refill(a, c) is c  # another size: the fresh case itself
     assert refill((torch.zeros(3), 4), (torch.ones(3), 5))[1] == 5  # a scalar argument that changed
+
+
+def test_every_judged_call_sends_a_line_that_restarts_the_backstop(worker) -> None:
+    """The host's backstop bounds one step, not a whole job: three seeds of two calls on a slow interpreter
+    took longer than it in all and were reported as a hung worker (a crash charged to the kernel, KernelBench's
+    DenseNet201 on the cpu target). The worker now reports each judged call, and the host restarts its deadline
+    on every line."""
+    lines: list[str | None] = []
+    read = worker._read
+
+    def recording(timeout: float) -> str | None:
+        lines.append(read(timeout))
+        return lines[-1]
+
+    worker._read = recording
+    try:
+        result = worker.evaluate(job(SEED))
+    finally:
+        worker._read = read
+    assert result.status == "ok", result.reason
+    steps = [json.loads(line).get("progress") for line in lines if line and "progress" in line]
+    assert steps == [f"candidate seed {s} call {c}" for s in (0, 1, 2) for c in (1, 2)], lines
+    assert "result" in json.loads(lines[-1] or "{}")
