@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from evaluators.source_tree import parse_source
+
 ALLOWED_IMPORTS = {"torch", "triton", "math", "typing", "functools", "itertools", "dataclasses",
                    "collections", "__future__", "operator", "enum"}
 # ``os`` and ``sys`` may be imported, but only these attributes used: exiting the process is not cheating
@@ -59,7 +61,7 @@ class Violation:
 def check_source(source: str) -> list[Violation]:
     """All violations of the candidate contract, in source order; an empty list means it may run."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return []  # reported as compile_error when the module is loaded
     checker = _Checker()

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 
+from evaluators.source_tree import parse_source
+
 # one line for the headers (docstrings) of exported files
 CPU_NOTE = ("On a CPU-only machine (torch sees no GPU) the kernels run on Triton's CPU interpreter: the "
             "exported code sets TRITON_INTERPRET=1 itself before triton is first imported, unless "
@@ -41,7 +43,7 @@ def with_cpu_fallback(source: str) -> str:
     """``source`` with :data:`PREAMBLE` after its module docstring and ``from __future__`` imports (which
     must stay first), so it runs before the file imports triton or defines a kernel."""
     try:
-        body = ast.parse(source).body
+        body = parse_source(source).body
     except SyntaxError:  # not Python we can place it in: put it first
         return PREAMBLE + source
     end = 0

@@ -16,6 +16,7 @@ import ast
 import inspect
 from pathlib import Path
 
+from evaluators.source_tree import parse_source
 from kernelevolve import export_runtime
 from kernelevolve.export import ExportPlan, route_listing, route_table, wrapped
 from kernelevolve.export_cpu import CPU_NOTE, PREAMBLE
@@ -90,7 +91,7 @@ def runtime_body() -> str:
     source = inspect.getsource(export_runtime)
     lines = source.splitlines(keepends=True)
     drop: set[int] = set()
-    for stmt in ast.parse(source).body:
+    for stmt in parse_source(source).body:
         is_doc = isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(
             stmt.value.value, str)
         if is_doc or (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"):

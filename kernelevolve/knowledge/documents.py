@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from evaluators.source_tree import parse_source
+
 BOTTLENECKS = frozenset({"memory", "compute", "latency", "occupancy", "registers", "launch", "numerics",
                          "correctness", "compile"})
 PHASES = frozenset({"draft", "debug", "optimize"})
@@ -127,7 +129,7 @@ def docstring_front_matter(name: str, source: str) -> tuple[dict[str, Any], str]
     import ast
 
     try:
-        doc = ast.get_docstring(ast.parse(source)) or ""
+        doc = ast.get_docstring(parse_source(source)) or ""
     except SyntaxError as exc:
         raise KnowledgeError(f"{name}: not valid Python (line {exc.lineno})") from None
     return split_front_matter(name, doc)

@@ -13,6 +13,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from evaluators.source_tree import parse_source
+
 LOG2E = "1.4426950408889634"
 EVICTION = ("evict_first", "evict_last")
 # streaming (.cs) for outputs nobody re-reads soon; write-back (.wb) is the default behaviour
@@ -37,7 +39,7 @@ class Variant:
 def structural_variants(source: str) -> list[Variant]:
     """Every single structural rewrite that applies to ``source``, in source order."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return []
     found: list[Variant] = []

@@ -11,6 +11,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from evaluators.source_tree import parse_source
+
 _NAME = re.compile(r"(BLOCK|TILE|WARPS|STAGES|GROUP|ROWS|COLS|SPLIT|CHUNK|VEC|UNROLL|PER_PROGRAM|TF32X3|"
                    r"CHANNELS_LAST|FLAT_TAPS|DIRECT|GUARD)", re.I)
 _LAUNCH_KEYWORDS = {"num_warps", "num_stages"}
@@ -42,7 +44,7 @@ RANGES = {"warps": (1, 16), "stages": (1, 5), "count": (1, 64), "block": (16, 81
 
 
 def find_tunables(source: str) -> list[Tunable]:
-    tree = ast.parse(source)
+    tree = parse_source(source)
     found: list[Tunable] = []
     for stmt in tree.body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
