@@ -74,6 +74,7 @@ class Context:
         self.multi: dict[str, list[str]] = {}  # multi-output node -> host variable of each output
         self.inline: set[str] = set()  # pointwise nodes computed inside their user's kernel
         self.prologue: set[str] = set()  # pointwise chain roots computed at their consumer's loads
+        self.cats: list[tuple[int, tuple[str, ...], str, torch.dtype]] = []  # (dim, inputs, variable, dtype) per cat
 
     # --- names --------------------------------------------------------------------------------------
     def fresh(self, prefix: str) -> str:

@@ -7,6 +7,7 @@ input at the index tensor's values along one dim and at the output's own positio
 
 from __future__ import annotations
 
+import torch
 from torch.fx import Node
 
 from kernelevolve.lowering.context import Context, compute_type, packet, val
@@ -69,17 +70,38 @@ def emit_gather(ctx: Context, node: Node) -> None:
 
 
 def emit_cat(ctx: Context, node: Node) -> None:
+    """Each input copied into its slice of the output. Where an earlier cat along the same dim joined a prefix
+    of these inputs (DenseNet's ``cat(features)`` after ``features.append``), its output is copied as one
+    block: launches per cat stay two instead of growing with the list, for the same bytes."""
     args = schema_args(node)
     tensors = [t for t in args["tensors"] if val(t).numel() != 0 or val(t).dim() != 1]
     dim = norm_dims(args.get("dim", 0), val(node).dim())[0]
+    names = tuple(t.name for t in tensors)
     out = ctx.fresh("buf")
     ctx.empty(out, node)
     ctx.line("at = 0")
-    for t in tensors:
-        tv = ctx.tensor(t)
+    prefix = _longest_prefix_cat(ctx, dim, names, val(node).dtype)
+    sources = [ctx.tensor(t) for t in tensors]
+    if prefix is not None:
+        sources[:len(prefix[1])] = [prefix[2]]
+    for tv in sources:
         ctx.line(f"_copy_into({out}.narrow({dim}, at, {tv}.shape[{dim}]), {tv})")
         ctx.line(f"at += {tv}.shape[{dim}]")
+    ctx.cats.append((dim, names, out, val(node).dtype))
     ctx.bind(node, out)
+
+
+def _longest_prefix_cat(ctx: Context, dim: int, names: tuple[str, ...],
+                        dtype: torch.dtype) -> tuple[int, tuple[str, ...], str, torch.dtype] | None:
+    """The earlier cat along ``dim`` whose inputs are the longest proper prefix (two or more) of ``names``,
+    in the same dtype (a promotion in between could round what a direct copy keeps)."""
+    best = None
+    for earlier in ctx.cats:
+        dim_, inputs, _, dtype_ = earlier
+        if (dim_ == dim and dtype_ == dtype and 2 <= len(inputs) < len(names) and names[:len(inputs)] == inputs
+                and (best is None or len(inputs) > len(best[1]))):
+            best = earlier
+    return best
 
 
 def emit_flip(ctx: Context, node: Node) -> None:

@@ -1,0 +1,38 @@
+"""A cat whose inputs start with an earlier cat's inputs copies that cat's output as one block (a dense
+block's ``cat(features)`` after each ``append``): two copies per cat instead of one per input, exact on the
+interpreter for the cpu and the GPU form."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kernelevolve.lowering import lower_spec
+from tests.test_lowering_nvidia import _passes
+
+SPEC = Path(__file__).parent / "specs" / "any_op" / "growing_concat.py"
+
+
+def copies_per_cat(source: str) -> list[int]:
+    """The number of ``_copy_into`` calls between each cat's ``at = 0`` and the next statement that is not a
+    copy, in forward order."""
+    counts: list[int] = []
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped == "at = 0":
+            counts.append(0)
+        elif counts and re.match(r"_copy_into\(buf\d+\.narrow\(", stripped):
+            counts[-1] += 1
+    return counts
+
+
+def test_growing_cats_copy_the_previous_cat_whole() -> None:
+    source = lower_spec(SPEC, "cpu")
+    # steps 1-4 join 2, 3, 4, 5 inputs; each after the first reuses the one before it. The cat along dim 3
+    # shares no earlier cat's dim; the half-precision cat has no earlier cat in its dtype.
+    assert copies_per_cat(source) == [2, 2, 2, 2, 3, 5]
+
+
+def test_the_drafts_are_exact(ke, tmp_path: Path) -> None:
+    _passes(ke, SPEC, lower_spec(SPEC, "cpu"), tmp_path, "cpu_draft", gpu_form=False)
+    _passes(ke, SPEC, lower_spec(SPEC, "h100", symbolic=True), tmp_path, "gpu_draft", gpu_form=True)
