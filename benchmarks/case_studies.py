@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.aten.matrix import floor_cell, floor_legend
+
 ROOT = Path(__file__).resolve().parents[1]
 # what the paper reports for each op (issue #7); the comparison column of the table
 PAPER = {
@@ -166,6 +168,7 @@ def rows(record: dict[str, Any]) -> list[dict[str, Any]]:
             "speedup_vs_compile": compiled / best if best and compiled else None,
             "speedup_vs_extra": next(iter(extra.values())) / best if best and extra else None,
             "floor_ms": case.get("floor_ms"), "fraction_of_floor": case.get("fraction_of_floor"),
+            "floor_flag": case.get("floor_flag") or "",
             "bottleneck": case.get("bottleneck"), "paper_speedup": PAPER.get(record["op"]),
             "deployed": "kernel" if deployed else "pytorch (fallback)",
             "kernel": record.get("label") or (f"node {node} ({origin(node)})" if node else "search winner"),
@@ -202,9 +205,18 @@ def markdown(table: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             f"| {r['op']} | {r.get('kernel', 'search winner')} | {r['case']} | {f(r['eager_ms'])} | "
             f"{f(r['compile_ms'])} | {extra} | "
             f"{f(r['best_ms'])} ({f(r['best_iqr_ms'])}) | {f(r['speedup_vs_eager'], 2)}x | "
-            f"{f(r['speedup_vs_compile'], 2)}x | {f(r['floor_ms'])} | {f(r['fraction_of_floor'], 2)} | "
+            f"{f(r['speedup_vs_compile'], 2)}x | {f(r['floor_ms'])} | {floor_cell(r['fraction_of_floor'], _flag(r))} | "
             f"{r['deployed']} | {r['paper_speedup']} |")
-    return "\n".join(lines) + "\n"
+    legend = floor_legend([{"floor_flag": _flag(r)} for r in table])
+    return "\n".join([*lines, *([""] if legend else []), *legend]) + "\n"
+
+
+def _flag(row: dict[str, Any]) -> str:
+    """A row's floor flag; rows recorded before evaluator 0.4.1 have none, so a fraction above 1.0 is marked
+    as recorded that way."""
+    if row.get("floor_flag"):
+        return row["floor_flag"]
+    return "recorded_above" if (row.get("fraction_of_floor") or 0) > 1.0 else ""
 
 
 def main() -> None:

@@ -24,6 +24,8 @@ class CaseResult:
     floor_ms: float | None = None
     fraction_of_floor: float | None = None
     bottleneck: str | None = None
+    # "" or physics.py's flag: "fewer_flops" (floor re-based on bytes) or "faster_than_bytes" (fitness withheld)
+    floor_flag: str = ""
     error: str = ""
 
 

@@ -88,7 +88,8 @@ def analyse(flops: float | None, nbytes: float | None, dtype: str, measured_ms: 
     else:
         bottleneck = None
     return {
-        "memory_floor_ms": memory_ms or None, "compute_floor_ms": compute_ms or None, "floor_ms": floor_ms,
+        "memory_floor_ms": memory_ms or None, "compute_floor_ms": compute_ms or None,
+        "launch_floor_ms": launch_ms or None, "floor_ms": floor_ms,
         "fraction_of_floor": floor_ms / measured_ms if floor_ms and measured_ms else None,
         "bottleneck": bottleneck,
     }

@@ -22,6 +22,7 @@ from typing import Any
 
 from evaluators import EVALUATOR_VERSION
 from evaluators.candidate_runner import SpareRunner, discard
+from evaluators.physics import floor_verdict, withheld_reason
 from evaluators.result import CaseResult, EvaluationResult, geomean
 from evaluators.slot_judge import SlotJudge
 from evaluators.static_checks import check_source
@@ -272,14 +273,20 @@ def _mean(values: list[float]) -> float | None:
 def _apply_timings(result: EvaluationResult, perf: dict[str, Any]) -> None:
     by_name = {c.name: c for c in result.cases}
     vs_eager, vs_compile = [], []
+    above: list[dict[str, Any]] = []  # cases measured above 1.0 of their stated floor (physics.py)
+    withheld = ""
     for name, row in perf["cases"].items():
         case = by_name.setdefault(name, CaseResult(name=name))
         case.latency_ms, case.latency_iqr_ms = row["candidate_ms"], row["candidate_iqr_ms"]
         case.eager_ms, case.compile_ms = row.get("eager_ms"), row.get("compile_ms")
         case.baselines_ms = dict(row.get("baselines_ms") or {})
-        roof = row.get("roofline") or {}
+        roof, case.floor_flag = floor_verdict(row.get("roofline") or {}, case.latency_ms)
         case.floor_ms, case.fraction_of_floor = roof.get("floor_ms"), roof.get("fraction_of_floor")
         case.bottleneck = roof.get("bottleneck")
+        if case.floor_flag:
+            above.append({"case": name, "flag": case.floor_flag, "raw_fraction": roof["raw_fraction_of_floor"]})
+        if case.floor_flag == "faster_than_bytes" and not withheld:
+            withheld = withheld_reason(name, roof, case.latency_ms)
         vs_eager.append(case.eager_ms / case.latency_ms)
         if case.compile_ms:
             vs_compile.append(case.compile_ms / case.latency_ms)
@@ -288,6 +295,11 @@ def _apply_timings(result: EvaluationResult, perf: dict[str, Any]) -> None:
     result.speedup_vs_eager = geomean(vs_eager)
     result.speedup_vs_compile = geomean(vs_compile) if vs_compile else None
     result.fitness = result.speedup_vs_compile or result.speedup_vs_eager or 0.0
+    if above:
+        result.extra["above_floor"] = above
+    if withheld:  # correct, but faster than physics allows: no reward until explained
+        result.fitness, result.reason = 0.0, withheld
+        result.extra["fitness_withheld"] = withheld
     result.extra["gpu"] = perf.get("gpu", {})
     for key in ("profile", "ncu"):
         if key in perf:

@@ -92,6 +92,8 @@ def describe_result(result: EvaluationResult) -> str:
             parts.append(f"floor {case.floor_ms:.4f} ms")
         if case.fraction_of_floor is not None:
             parts.append(f"{case.fraction_of_floor:.0%} of floor")
+        if case.floor_flag:
+            parts.append(f"flagged {case.floor_flag} (faster than its stated floor)")
         if case.bottleneck:
             parts.append(case.bottleneck)
         if case.error:

@@ -50,7 +50,8 @@ def coverage_row(meta: MetadataStore, objects: ObjectStore, op: AtenOp, run: Run
         return row
     node = best[0]
     evaluation, measured = _evaluation(objects, run, node.node_id)
-    cases = [{k: c.get(k) for k in ("name", "latency_ms", "eager_ms", "compile_ms", "floor_ms", "fraction_of_floor")}
+    cases = [{k: c.get(k) for k in ("name", "latency_ms", "eager_ms", "compile_ms", "floor_ms", "fraction_of_floor",
+                                    "floor_flag")}
              for c in evaluation.get("cases", [])]
     fractions = [c["fraction_of_floor"] for c in cases if c.get("fraction_of_floor")]
     gpu = (evaluation.get("extra") or {}).get("gpu") or {}
@@ -60,8 +61,39 @@ def coverage_row(meta: MetadataStore, objects: ObjectStore, op: AtenOp, run: Run
                timed=bool(evaluation.get("timed")), simulated=bool(evaluation.get("simulated")),
                speedup_vs_eager=evaluation.get("speedup_vs_eager"),
                speedup_vs_compile=evaluation.get("speedup_vs_compile"),
-               fraction_of_floor=statistics.median(fractions) if fractions else None)
+               fraction_of_floor=statistics.median(fractions) if fractions else None,
+               floor_flag=worst_floor_flag(cases))
+    if (evaluation.get("extra") or {}).get("fitness_withheld"):
+        row["reason"] = evaluation["extra"]["fitness_withheld"]
     return row
+
+
+FLOOR_MARKS = {"fewer_flops": "†", "faster_than_bytes": "‡", "recorded_above": "*"}
+FLOOR_LEGEND = {
+    "fewer_flops": "† a case ran faster than the reference's FLOP count allows (less arithmetic, e.g. re-associated): "
+                   "its floor is re-based on bytes and launch",
+    "faster_than_bytes": "‡ a case ran faster than its own inputs and outputs can move: the spec's bytes or the "
+                         "timing is wrong, and the fitness is withheld until explained",
+    "recorded_above": "* recorded above 1.0 of its floor by an evaluator older than 0.4.1, which did not tell these "
+                      "kinds apart or withhold the fitness",
+}
+
+
+def worst_floor_flag(cases: list[dict[str, Any]]) -> str:
+    """The flag a row carries: faster_than_bytes over fewer_flops over none (evaluators/physics.py)."""
+    flags = {c.get("floor_flag") or "" for c in cases}
+    return next((f for f in ("faster_than_bytes", "fewer_flops") if f in flags), "")
+
+
+def floor_cell(fraction: float | None, flag: str | None) -> str:
+    """A fraction of the floor as a table shows it, marked when a case beat its stated floor."""
+    return ("-" if fraction is None else f"{fraction:.2f}") + FLOOR_MARKS.get(flag or "", "")
+
+
+def floor_legend(rows: list[dict[str, Any]]) -> list[str]:
+    """The legend lines for the marks the rows carry (none when no case beat its floor)."""
+    flags = {r.get("floor_flag") or "" for r in rows}
+    return [FLOOR_LEGEND[f] for f in FLOOR_LEGEND if f in flags]
 
 
 def merged_rows(meta: MetadataStore, objects: ObjectStore, fresh: dict[str, RunRecord],
@@ -142,6 +174,7 @@ def markdown(report: dict[str, Any]) -> str:
         reason = reason.replace("|", "\\|")
         lines.append(f"| {r['op']} | {r['family']} | {'yes' if r['correct'] else '**no**'} | {reason} | "
                      f"{_f(r['speedup_vs_eager'], suffix='x')} | {_f(r['speedup_vs_compile'], suffix='x')} | "
-                     f"{_f(r['fraction_of_floor'])} | {r['run_id'] or '-'} |")
-    lines += ["", f"{s['correct']}/{s['total']} correct"]
+                     f"{floor_cell(r['fraction_of_floor'], r.get('floor_flag'))} | {r['run_id'] or '-'} |")
+    legend = floor_legend(report["ops"])
+    lines += ["", *legend, *([""] if legend else []), f"{s['correct']}/{s['total']} correct"]
     return "\n".join(lines) + "\n"

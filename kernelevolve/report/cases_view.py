@@ -12,6 +12,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from kernelevolve.aten.matrix import floor_cell
 from kernelevolve.report.style import base_layout, fmt
 
 BOTTLENECK_COLOURS = {"memory": "#1f77b4", "compute": "#d62728", "latency": "#9467bd"}
@@ -109,6 +110,7 @@ def cases_table(evaluation: dict[str, Any]) -> tuple[list[str], list[list[str]]]
             value, minus, plus = speedup_spread(c.get(key), latency, iqr)
             cells.append("-" if value is None else
                          f"{value:.2f}x" + (f" [{value - minus:.2f}, {value + plus:.2f}]" if iqr else ""))
-        cells += [fmt(c.get("floor_ms"), 4), fmt(c.get("fraction_of_floor")), c.get("bottleneck") or "-"]
+        cells += [fmt(c.get("floor_ms"), 4), floor_cell(c.get("fraction_of_floor"), c.get("floor_flag")),
+                  c.get("bottleneck") or "-"]
         rows.append(cells)
     return headers, rows

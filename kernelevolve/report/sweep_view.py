@@ -13,6 +13,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from kernelevolve.aten.matrix import floor_cell
 from kernelevolve.report.style import base_layout, fmt
 
 MIN_COLUMNS = 16  # a sweep of a few ops keeps square-ish cells instead of stretching them across the page
@@ -37,7 +38,8 @@ def _hover(row: dict[str, Any]) -> str:
     lines = [f"<b>{row['op']}</b> ({row['family']} / {row.get('category', '')})", f"status: {row['status']}",
              f"vs eager: {fmt(row.get('speedup_vs_eager'), suffix='x')}",
              f"vs torch.compile: {fmt(row.get('speedup_vs_compile'), suffix='x')}",
-             f"of floor: {fmt(row.get('fraction_of_floor'))}", f"run: {row.get('run_id') or '-'}"]
+             f"of floor: {floor_cell(row.get('fraction_of_floor'), row.get('floor_flag'))}",
+             f"run: {row.get('run_id') or '-'}"]
     if row.get("reason") and not row["correct"]:
         lines.append(html.escape(" ".join(str(row["reason"]).split())[:100]))  # Plotly renders some HTML
     return "<br>".join(lines)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from kernelevolve.aten.matrix import floor_cell, floor_legend
 from kernelevolve.sweep.metrics import THRESHOLDS, p_label
 
 REFERENCES: list[dict[str, str]] = [
@@ -112,10 +113,10 @@ def markdown(report: dict[str, Any]) -> str:
               "|---|---|---|---|---|---|---|---|"]
     for r in report["rows"]:
         reason = " ".join(str(r.get("reason") or "").split())[:160].replace("|", "/")
-        floor = r.get("fraction_of_floor")
+        floor = floor_cell(r.get("fraction_of_floor") or None, r.get("floor_flag"))
         lines.append(f"| {r['op']} | {r['status']} | {r['nodes']} | {r.get('measured') or '-'} | "
-                     f"{_x(r.get('speedup_vs_eager'))} | {_x(r.get('speedup_vs_compile'))} | "
-                     f"{f'{floor:.2f}' if floor else '-'} | {reason} |")
+                     f"{_x(r.get('speedup_vs_eager'))} | {_x(r.get('speedup_vs_compile'))} | {floor} | {reason} |")
     correct = sum(bool(r["correct"]) for r in report["rows"])
-    lines += ["", f"{correct}/{len(report['rows'])} correct"]
+    legend = floor_legend(report["rows"])
+    lines += ["", *legend, *([""] if legend else []), f"{correct}/{len(report['rows'])} correct"]
     return "\n".join(lines) + "\n"
