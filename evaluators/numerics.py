@@ -13,6 +13,8 @@ def configure_numerics() -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     if os.environ.get("TRITON_INTERPRET") == "1":
+        from evaluators import interpreter_calls
         from evaluators.guard import install_interpreter_autotune
 
         install_interpreter_autotune()
+        interpreter_calls.install()
