@@ -9,6 +9,7 @@ the worker judges. Every message is JSON (the worker never unpickles what this p
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -121,6 +122,14 @@ class _Session:
             return {"status": "ok", "perf": perf, "seconds": round(time.monotonic() - t0, 3)}
         raise ValueError(f"unknown command {command!r}")
 
+    def _device_shared(self) -> Any:
+        """The GPU held beside other checks but not beside a timing (device_lock.shared_device); none on cpu."""
+        if self.device == "cpu":
+            return contextlib.nullcontext()
+        from evaluators.device_lock import shared_device
+
+        return shared_device(torch.cuda.current_device())
+
     def _check(self, message: dict[str, Any]) -> dict[str, Any]:
         """One call of one seed (``call`` "1" starts the seed, "2" finishes it): the worker judges in between."""
         try:
@@ -128,11 +137,13 @@ class _Session:
             if message.get("call", "1") == "1":
                 self.seed_check = correctness.SeedCheck(spec, cls, message["which"], self.device, message["seed"],
                                                         bool(message.get("first", True)), self.before)
-                outputs = self.seed_check.first_call()
+                with self._device_shared():
+                    outputs = self.seed_check.first_call()
             else:
                 if self.seed_check is None:
                     raise ValueError("a seed's second call came before its first")
-                outputs = self.seed_check.second_call()
+                with self._device_shared():
+                    outputs = self.seed_check.second_call()
             report = self.seed_check.report()
         except CandidateError as exc:
             return {"status": exc.status, "reason": str(exc)}

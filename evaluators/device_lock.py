@@ -36,15 +36,58 @@ def lock_path(device_index: int) -> Path:
     return folder / f"ke-timing-gpu-{physical_device(device_index)}.lock"
 
 
+def gate_path(device_index: int) -> Path:
+    """The turnstile a timing holds while it waits for the device, so no new shared holder slips in first."""
+    return lock_path(device_index).with_suffix(".gate")
+
+
+def phases_locked() -> bool:
+    """Whether checks, judges and compiles also take the device (shared), so no timing runs beside them
+    (``KE_GPU_LOCK=phases``); by default (``timing``) only timings exclude each other (issue #31)."""
+    return os.environ.get("KE_GPU_LOCK", "timing") == "phases"
+
+
 @contextmanager
-def exclusive_device(device_index: int) -> Iterator[float]:
-    """Hold the device's timing lock; yields the seconds spent waiting for it."""
-    path = lock_path(device_index)
+def _held(path: Path, mode: int) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
     with open(path, "a+") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        fcntl.flock(handle.fileno(), mode)
         try:
-            yield time.monotonic() - started
+            yield
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+@contextmanager
+def exclusive_device(device_index: int) -> Iterator[float]:
+    """Hold the device's timing lock; yields the seconds spent waiting for it.
+
+    Writer priority: the timing takes the gate first and keeps it until it holds the device, so shared holders
+    that arrive meanwhile queue behind it instead of starving it."""
+    path = lock_path(device_index)
+    started = time.monotonic()
+    with _held(gate_path(device_index), fcntl.LOCK_EX):
+        data = _held(path, fcntl.LOCK_EX)
+        data.__enter__()
+    try:
+        yield time.monotonic() - started
+    finally:
+        data.__exit__(None, None, None)
+
+
+@contextmanager
+def shared_device(device_index: int) -> Iterator[float]:
+    """Hold the device beside other checks, judges and compiles but never beside a timing; yields the wait.
+
+    A no-op unless :func:`phases_locked`. Passing the gate (briefly) is what lets a waiting timing go first."""
+    if not phases_locked():
+        yield 0.0
+        return
+    started = time.monotonic()
+    with _held(gate_path(device_index), fcntl.LOCK_EX):
+        data = _held(lock_path(device_index), fcntl.LOCK_SH)
+        data.__enter__()
+    try:
+        yield time.monotonic() - started
+    finally:
+        data.__exit__(None, None, None)

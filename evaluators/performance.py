@@ -27,7 +27,7 @@ from evaluators.baselines import BaselineCache, cache_key
 from evaluators.candidate import build_pair
 from evaluators.comparison import compare
 from evaluators.correctness import FRESH_SEED_OFFSET, flatten_outputs, make_inputs
-from evaluators.device_lock import exclusive_device
+from evaluators.device_lock import exclusive_device, shared_device
 from evaluators.fresh_inputs import FreshInputs
 from evaluators.gpu_state import gpu_state
 from evaluators.profiling import kernel_breakdown, ncu_available, ncu_metrics
@@ -170,7 +170,8 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
             if need_compile:
                 ratios[name] = (cache.get(keys[name]) or {}).get("compile_over_eager")
                 need_compile = ratios[name] is None
-            with torch.no_grad(), clock.phase("warmup"):
+            with torch.no_grad(), shared_device(torch.cuda.current_device()) as waited, clock.phase("warmup"):
+                clock.add("shared_wait", waited)
                 if need_compile:  # Inductor and Triton compile on the host, outside the device lock
                     compiled = static_compile(reference, inputs)
                     fns["compile"] = lambda m=compiled, r=rotation: m(*r.current())

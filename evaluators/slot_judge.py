@@ -159,10 +159,11 @@ class SlotJudge:
 
             memory_probe.reset()
         try:
-            outputs = receive_outputs(message, str(workdir))
-            cases = judge(spec, which, device, seeds, outputs, lambda s, c: cache.calls(spec, which, device, s, c),
-                          calls)
-            del outputs
+            with _device_shared(device):  # the reference runs and the comparison reads on the GPU
+                outputs = receive_outputs(message, str(workdir))
+                cases = judge(spec, which, device, seeds, outputs,
+                              lambda s, c: cache.calls(spec, which, device, s, c), calls)
+                del outputs
         except TransportError as exc:
             return "crash", f"candidate outputs could not be read: {exc}"
         except RuntimeError as exc:
@@ -180,3 +181,16 @@ class SlotJudge:
             where = f"judge, seed {','.join(map(str, seeds))} call {','.join(CALLS[c] for c in calls)}"
             self.release(device, where)
         return "ok", cases
+
+
+def _device_shared(device: str) -> Any:
+    """The GPU held beside other checks but not beside a timing (device_lock.shared_device); none on cpu."""
+    import contextlib
+
+    if device == "cpu":
+        return contextlib.nullcontext()
+    import torch
+
+    from evaluators.device_lock import shared_device
+
+    return shared_device(torch.cuda.current_device())
