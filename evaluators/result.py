@@ -24,7 +24,7 @@ class CaseResult:
     floor_ms: float | None = None
     fraction_of_floor: float | None = None
     bottleneck: str | None = None
-    # "" or physics.py's flag: "fewer_flops" (floor re-based on bytes) or "faster_than_bytes" (fitness withheld)
+    # "" or physics.py's flag: "fewer_flops"/"under_launch" (floor re-based) or "faster_than_bytes" (withheld)
     floor_flag: str = ""
     error: str = ""
 

@@ -104,3 +104,10 @@ def test_the_sweep_page_marks_flagged_rows_and_explains_the_marks() -> None:
     page = markdown(report)
     assert "| 0.80† |" in page and "| 2.50‡ |" in page
     assert "† a case ran faster than the reference's FLOP count" in page and "‡ a case ran faster than its own" in page
+
+
+def test_a_queued_launch_under_the_rated_launch_latency_is_not_impossible() -> None:
+    """The launch term (4 us on NVIDIA) is the host's cost; a tiny kernel's event-timed GPU time can be less."""
+    r = roof(None, 1e3, 0.002)  # 1 kB in 2 us: floor is the 4 us launch term
+    rebased, flag = floor_verdict(r, 0.002)
+    assert flag == "under_launch" and rebased["fraction_of_floor"] <= 1

@@ -68,10 +68,12 @@ def coverage_row(meta: MetadataStore, objects: ObjectStore, op: AtenOp, run: Run
     return row
 
 
-FLOOR_MARKS = {"fewer_flops": "†", "faster_than_bytes": "‡", "recorded_above": "*"}
+FLOOR_MARKS = {"fewer_flops": "†", "under_launch": "§", "faster_than_bytes": "‡", "recorded_above": "*"}
 FLOOR_LEGEND = {
     "fewer_flops": "† a case ran faster than the reference's FLOP count allows (less arithmetic, e.g. re-associated): "
                    "its floor is re-based on bytes and launch",
+    "under_launch": "§ a case's GPU time was under the rated launch latency (a queued launch can be): its floor "
+                    "keeps the bytes term",
     "faster_than_bytes": "‡ a case ran faster than its own inputs and outputs can move: the spec's bytes or the "
                          "timing is wrong, and the fitness is withheld until explained",
     "recorded_above": "* recorded above 1.0 of its floor by an evaluator older than 0.4.1, which did not tell these "
@@ -80,9 +82,9 @@ FLOOR_LEGEND = {
 
 
 def worst_floor_flag(cases: list[dict[str, Any]]) -> str:
-    """The flag a row carries: faster_than_bytes over fewer_flops over none (evaluators/physics.py)."""
+    """The flag a row carries: faster_than_bytes over fewer_flops over under_launch (evaluators/physics.py)."""
     flags = {c.get("floor_flag") or "" for c in cases}
-    return next((f for f in ("faster_than_bytes", "fewer_flops") if f in flags), "")
+    return next((f for f in ("faster_than_bytes", "fewer_flops", "under_launch") if f in flags), "")
 
 
 def floor_cell(fraction: float | None, flag: str | None) -> str:
