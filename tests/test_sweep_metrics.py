@@ -82,3 +82,21 @@ def test_a_merge_of_runs_on_two_cards_names_both_on_the_page() -> None:
     page = markdown(report)
     assert "Device: mixed, each row's ratios measured on its own card (NVIDIA H100 80GB HBM3: 2 rows, " \
            "NVIDIA H200: 1 rows)" in page
+
+
+def test_a_merge_takes_a_re_run_problem_from_the_last_report() -> None:
+    from kernelevolve.sweep.markdown import markdown
+    from kernelevolve.sweep.matrix import merged
+
+    def report(commit: str, rows: list[dict]) -> dict:
+        return {"hw": "cpu", "budget": 1, "date": "d", "commit": commit, "seconds": 10, "command": f"run {commit}",
+                "only": commit, "rows": rows, "tally": {"nodes": len(rows), "statuses": {}, "lost": {}}}
+
+    first = report("a", [{**row(True), "op": "level3/1_x", "family": "level3", "status": "ok", "nodes": 1},
+                         {**row(False), "op": "level3/2_y", "family": "level3", "status": "timeout", "nodes": 1}])
+    retry = report("b", [{**row(True), "op": "level3/2_y", "family": "level3", "status": "ok", "nodes": 1}])
+    both = merged([first, retry])
+    assert [(r["op"], r["correct"]) for r in both["rows"]] == [("level3/1_x", True), ("level3/2_y", True)]
+    assert both["superseded"] == ["level3/2_y"] and both["levels"]["level3"]["correct"] == 2
+    assert "each row is from the last run given (a re-run): level3/2_y" in markdown(both)
+    assert merged([retry, first])["levels"]["level3"]["correct"] == 1  # the order given decides

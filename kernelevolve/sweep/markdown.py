@@ -76,9 +76,12 @@ def _provenance(report: dict[str, Any]) -> list[str]:
     runs = report.get("runs") or []
     if len(runs) < 2:
         return [f"{report['date']}, commit {report['commit']}, {report['seconds']:.0f} s: `{report['command']}`"]
+    superseded = report.get("superseded") or []
     return [f"Merged from {len(runs)} runs ({report['seconds']:.0f} s in all):", "",
             *(f"- `{run['only']}`, {run['date']}, commit {run['commit']}, {run['seconds']:.0f} s: "
-              f"`{' ; '.join(run['commands'])}`" for run in runs)]
+              f"`{' ; '.join(run['commands'])}`" for run in runs),
+            *([f"- {len(superseded)} problems ran in more than one of them; each row is from the last run given "
+               f"(a re-run): {', '.join(superseded)}"] if superseded else [])]
 
 
 def markdown(report: dict[str, Any]) -> str:

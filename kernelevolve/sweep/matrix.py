@@ -155,8 +155,17 @@ def is_report(data: Any) -> bool:
 
 
 def merged(reports: list[dict[str, Any]]) -> dict[str, Any]:
-    """Several shards' reports as one: rows and node tallies joined, the figures recomputed from the rows."""
-    rows = sorted((r for rep in reports for r in rep["rows"]), key=lambda r: r["op"])
+    """Several shards' reports as one: rows and node tallies joined, the figures recomputed from the rows. A
+    problem in more than one report (a re-run of failures) takes its row from the last report given; the
+    ones replaced are listed under ``superseded``."""
+    by_op: dict[str, dict[str, Any]] = {}
+    superseded: list[str] = []
+    for rep in reports:
+        for r in rep["rows"]:
+            if r["op"] in by_op:
+                superseded.append(r["op"])
+            by_op[r["op"]] = r
+    rows = sorted(by_op.values(), key=lambda r: r["op"])
     tally: dict[str, Any] = {"nodes": 0, "statuses": {}, "lost": {name: [] for name in LOSSES}}
     for rep in reports:
         part = rep.get("tally") or {}
@@ -169,7 +178,8 @@ def merged(reports: list[dict[str, Any]]) -> dict[str, Any]:
     return {**first, "seconds": sum(run["seconds"] for run in runs), "runs": runs,
             "levels": by_level(rows, goals(first.get("hw"))),
             "overall": by_level([{**r, "family": "all"} for r in rows]).get("all"), "rows": rows, "tally": tally,
-            "shards": len(reports), "command": " ; ".join(sorted({str(r.get("command")) for r in reports}))}
+            "shards": len(reports), "command": " ; ".join(sorted({str(r.get("command")) for r in reports})),
+            "superseded": sorted(set(superseded))}
 
 
 def _runs(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
