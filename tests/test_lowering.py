@@ -332,15 +332,24 @@ def test_a_layer_norm_over_few_long_rows_is_split_across_programs(ke, tmp_path: 
     assert "LAYER_NORM1_SPLIT" not in source  # 3 x 100 rows of 90: plenty of programs already
     assert "_SPLIT" not in lower_spec(spec, "cpu")
     candidate = tmp_path / "layer_norm_split.py"
-    candidate.write_text(source, encoding="utf-8")
+    # Tunables moved as the search moves them, to keep the interpreter's run short: BLOCK_R 128 -> 1024 is 14
+    # steps a chunk instead of 106 (the last chunk still ends part-way through a block), and the rows of 90
+    # go 16 to a program instead of 2
+    assert "LAYER_NORM0_BLOCK_R = 128" in source and "LAYER_NORM1_BLOCK_O = 2" in source
+    candidate.write_text(_wide(source), encoding="utf-8")
     _passes_the_evaluator(ke, spec, candidate, tmp_path, gpu_form=True)
     stats = tmp_path / "layer_norm_stats.py"
     stats.write_text(LAYER_NORM_STATS_SPEC, encoding="utf-8")
     source = lower_spec(stats, "h100", symbolic=True)
     assert "STATS=True" in source and "LAYER_NORM0_SPLIT = 2" in source
     # a SPLIT tuned past the row's length leaves chunks empty: their count is 0 and they merge as nothing
-    candidate.write_text(source.replace("LAYER_NORM0_SPLIT = 2", "LAYER_NORM0_SPLIT = 64"), encoding="utf-8")
+    candidate.write_text(_wide(source).replace("LAYER_NORM0_SPLIT = 2", "LAYER_NORM0_SPLIT = 64"), encoding="utf-8")
     _passes_the_evaluator(ke, stats, candidate, tmp_path, gpu_form=True)
+
+
+def _wide(source: str) -> str:
+    return source.replace("LAYER_NORM0_BLOCK_R = 128", "LAYER_NORM0_BLOCK_R = 1024").replace(
+        "LAYER_NORM1_BLOCK_O = 2", "LAYER_NORM1_BLOCK_O = 16")
 
 
 VAR_SPLIT_SPEC = '''
