@@ -9,7 +9,6 @@ the worker judges. Every message is JSON (the worker never unpickles what this p
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import json
 import os
@@ -28,6 +27,7 @@ import triton  # noqa: F401
 
 from evaluators import correctness, memory_probe, performance  # noqa: F401 - preloaded with the server
 from evaluators.candidate import CandidateError, load_candidate_class
+from evaluators.device_lock import shared_device
 from evaluators.numerics import configure_numerics
 from evaluators.spec import OperatorSpec, load_spec
 from evaluators.tensor_transport import send_outputs
@@ -122,14 +122,6 @@ class _Session:
             return {"status": "ok", "perf": perf, "seconds": round(time.monotonic() - t0, 3)}
         raise ValueError(f"unknown command {command!r}")
 
-    def _device_shared(self) -> Any:
-        """The GPU held beside other checks but not beside a timing (device_lock.shared_device); none on cpu."""
-        if self.device == "cpu":
-            return contextlib.nullcontext()
-        from evaluators.device_lock import shared_device
-
-        return shared_device(torch.cuda.current_device())
-
     def _check(self, message: dict[str, Any]) -> dict[str, Any]:
         """One call of one seed (``call`` "1" starts the seed, "2" finishes it): the worker judges in between."""
         try:
@@ -137,12 +129,12 @@ class _Session:
             if message.get("call", "1") == "1":
                 self.seed_check = correctness.SeedCheck(spec, cls, message["which"], self.device, message["seed"],
                                                         bool(message.get("first", True)), self.before)
-                with self._device_shared():
+                with shared_device(None if self.device == "cpu" else torch.cuda.current_device()):
                     outputs = self.seed_check.first_call()
             else:
                 if self.seed_check is None:
                     raise ValueError("a seed's second call came before its first")
-                with self._device_shared():
+                with shared_device(None if self.device == "cpu" else torch.cuda.current_device()):
                     outputs = self.seed_check.second_call()
             report = self.seed_check.report()
         except CandidateError as exc:

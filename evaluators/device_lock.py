@@ -59,15 +59,11 @@ def _held(path: Path, mode: int) -> Iterator[None]:
 
 
 @contextmanager
-def exclusive_device(device_index: int) -> Iterator[float]:
-    """Hold the device's timing lock; yields the seconds spent waiting for it.
-
-    Writer priority: the timing takes the gate first and keeps it until it holds the device, so shared holders
-    that arrive meanwhile queue behind it instead of starving it."""
-    path = lock_path(device_index)
+def _through_gate(device_index: int, mode: int) -> Iterator[float]:
+    """Pass the gate, take the device lock in ``mode``, then leave the gate; yields the wait."""
     started = time.monotonic()
     with _held(gate_path(device_index), fcntl.LOCK_EX):
-        data = _held(path, fcntl.LOCK_EX)
+        data = _held(lock_path(device_index), mode)
         data.__enter__()
     try:
         yield time.monotonic() - started
@@ -76,18 +72,23 @@ def exclusive_device(device_index: int) -> Iterator[float]:
 
 
 @contextmanager
-def shared_device(device_index: int) -> Iterator[float]:
+def exclusive_device(device_index: int) -> Iterator[float]:
+    """Hold the device's timing lock; yields the seconds spent waiting for it.
+
+    Writer priority: the timing takes the gate first and keeps it until it holds the device, so shared holders
+    that arrive meanwhile queue behind it instead of starving it."""
+    with _through_gate(device_index, fcntl.LOCK_EX) as waited:
+        yield waited
+
+
+@contextmanager
+def shared_device(device_index: int | None) -> Iterator[float]:
     """Hold the device beside other checks, judges and compiles but never beside a timing; yields the wait.
 
-    A no-op unless :func:`phases_locked`. Passing the gate (briefly) is what lets a waiting timing go first."""
-    if not phases_locked():
+    A no-op unless :func:`phases_locked`, or for ``None`` (the cpu target). Passing the gate (briefly) is what
+    lets a waiting timing go first."""
+    if device_index is None or not phases_locked():
         yield 0.0
         return
-    started = time.monotonic()
-    with _held(gate_path(device_index), fcntl.LOCK_EX):
-        data = _held(lock_path(device_index), fcntl.LOCK_SH)
-        data.__enter__()
-    try:
-        yield time.monotonic() - started
-    finally:
-        data.__exit__(None, None, None)
+    with _through_gate(device_index, fcntl.LOCK_SH) as waited:
+        yield waited

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evaluators.device_lock import shared_device
+
 RELEASE_ABOVE = 256 << 20  # unused cached device bytes the judge gives back after a judgement
 CONTEXTS = 3  # CUDA contexts a slot keeps: the worker's, its candidate process's and the spare's
 
@@ -159,7 +161,8 @@ class SlotJudge:
 
             memory_probe.reset()
         try:
-            with _device_shared(device):  # the reference runs and the comparison reads on the GPU
+            # the reference runs and the comparison reads on the GPU: held beside checks, never beside a timing
+            with shared_device(_device_index(device)):
                 outputs = receive_outputs(message, str(workdir))
                 cases = judge(spec, which, device, seeds, outputs,
                               lambda s, c: cache.calls(spec, which, device, s, c), calls)
@@ -183,14 +186,10 @@ class SlotJudge:
         return "ok", cases
 
 
-def _device_shared(device: str) -> Any:
-    """The GPU held beside other checks but not beside a timing (device_lock.shared_device); none on cpu."""
-    import contextlib
-
+def _device_index(device: str) -> int | None:
+    """The CUDA device this process judges on, or None on the cpu target (no device lock there)."""
     if device == "cpu":
-        return contextlib.nullcontext()
+        return None
     import torch
 
-    from evaluators.device_lock import shared_device
-
-    return shared_device(torch.cuda.current_device())
+    return torch.cuda.current_device()
