@@ -137,21 +137,28 @@ for name, shape in SHAPES.items():
     routes[name] = ke_affine.last_route
 
 
+def around(z, x):  # no transcendental: Inductor's vectorized tanh was 3e-5 off eager's on one CI host
+    return z * z * 0.25 + x
+
+
 class Net(nn.Module):  # a user's model around the op, compiled whole
     def __init__(self):
         super().__init__()
         self.block = model
 
     def forward(self, x):
-        return torch.tanh(self.block(x)) * 2 + 1
+        z = self.block(x)
+        return z, around(z, x)
 
 
 net = torch.compile(Net(), fullgraph=True)  # default backend: inductor
 for name in ("wide", "odd"):
     x = torch.randn(*SHAPES[name], requires_grad=True)
-    y = net(x)
+    z, y = net(x)
     x_ref = x.detach().clone().requires_grad_()
-    y_ref = torch.tanh(ref(x_ref)) * 2 + 1
+    z_ref = ref(x_ref)
+    y_ref = around(z_ref, x_ref)
+    torch.testing.assert_close(z, z_ref, atol=1e-5, rtol=1e-5)  # the op itself, inside the compiled graph
     torch.testing.assert_close(y, y_ref, atol=1e-5, rtol=1e-5)
     compiled_routes[name] = ke_affine.last_route
     y.sum().backward()  # gradients come from the reference's formula
