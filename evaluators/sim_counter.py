@@ -18,6 +18,11 @@ from typing import Any
 import numpy as np
 
 MAX_SAMPLED_PROGRAMS = 24
+# Interpreted steps (instrumented builder calls) a launch's sample may cost: past it, fewer programs are
+# sampled, still spread over the grid with the last one kept. One long-K matmul program of a published-size
+# problem is ~15k steps (~4 s on the interpreter); 24 of them per launch made one simulation 90 s.
+STEP_BUDGET = 40_000
+MIN_SAMPLED_PROGRAMS = 2
 LINE_BYTES = 128
 _INT_OPS = ("create_add", "create_sub", "create_mul", "create_addptr", "create_and", "create_or", "create_xor",
             "create_select", "create_shl", "create_lshr", "create_ashr", "create_sdiv", "create_srem",
@@ -43,6 +48,7 @@ class ProgramCounts:
     int_ops: float = 0.0  # index and pointer arithmetic, masks, selects
     max_tensor_elems: float = 0.0  # the largest value a program holds: register pressure
     lines: dict[int, set[int]] = field(default_factory=dict)  # 128-byte lines each buffer's loads touched
+    steps: int = 0  # instrumented interpreter calls: what interpreting this program cost
 
     @property
     def unique_load_bytes(self) -> dict[int, float]:
@@ -122,6 +128,17 @@ def sample_indices(programs: int, limit: int | None = MAX_SAMPLED_PROGRAMS) -> s
     return {int(round(i * (programs - 1) / (limit - 1))) for i in range(limit)}
 
 
+def replanned(sample: set[int], first: int, programs: int, steps: int, budget: int | None = None) -> set[int]:
+    """The sample after its first program (index ``first``) took ``steps``: cut so the launch stays within
+    ``budget`` steps, the rest still evenly spaced from the first to the last program (which the weights
+    count as itself). Deterministic: the same kernel and grid always sample the same programs."""
+    allowed = max(MIN_SAMPLED_PROGRAMS, (budget or STEP_BUDGET) // max(steps, 1))
+    if allowed >= len(sample):
+        return sample
+    rest = programs - 1 - first
+    return {first + int(round(i * rest / (allowed - 1))) for i in range(allowed)}
+
+
 def _buffer_of(addresses: np.ndarray, mask: np.ndarray | None) -> int:
     rec = _recorder
     assert rec is not None
@@ -151,6 +168,7 @@ def _account(kind: str, ptrs: Any, mask: Any) -> None:
         rec.program.lines.setdefault(buf, set()).update(np.unique(active // LINE_BYTES).tolist())
         rec.program.load_ops += 1
         rec.program.max_load_bytes = max(rec.program.max_load_bytes, nbytes)
+    rec.program.steps += 1
 
 
 def install() -> None:
@@ -185,6 +203,7 @@ def install() -> None:
             n = np.shape(b.data)[-1]
             batch = int(np.prod(np.shape(a.data)[:-2])) if np.ndim(a.data) > 2 else 1
             rec.program.dot_flops += 2.0 * m * n * k * batch
+            rec.program.steps += 1
             rec.program.max_tensor_elems = max(rec.program.max_tensor_elems, float(m * n + m * k + k * n))
             precision = str(args[1] if len(args) > 1 else kwargs.get("input_precision", "")).lower()
             bits = a.dtype.primitive_bitwidth if hasattr(a.dtype, "primitive_bitwidth") else 32
@@ -205,6 +224,7 @@ def install() -> None:
             if rec is not None and rec.program is not None:
                 size = float(np.size(getattr(out, "data", 0)))
                 rec.program.int_ops += size
+                rec.program.steps += 1
                 rec.program.max_tensor_elems = max(rec.program.max_tensor_elems, size)
             return out
 
@@ -221,12 +241,13 @@ def install() -> None:
             if rec is not None and rec.program is not None:
                 size = float(np.size(getattr(out, "data", 0)))
                 rec.program.alu_flops += _weight * size
+                rec.program.steps += 1
                 rec.program.max_tensor_elems = max(rec.program.max_tensor_elems, size)
             return out
 
         setattr(builder, name, alu)
 
-    current_recorder, new_program = _current, ProgramCounts
+    current_recorder, new_program, replan = _current, ProgramCounts, replanned
     original_init = interp.GridExecutor.__init__
 
     def init(self: Any, fn: Any, *args: Any, **kwargs: Any) -> None:
@@ -245,6 +266,8 @@ def install() -> None:
                 return inner(**kw)
             finally:
                 rec.current.sampled.append(rec.program)
+                if len(rec.current.sampled) == 1 and rec.limit is not None:
+                    rec.sample = replan(rec.sample, index, rec.current.programs, rec.program.steps)
                 rec.program = None
 
         # GridExecutor reads the kernel's arguments and looks up ``triton.language`` in its globals: the

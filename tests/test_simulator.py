@@ -12,8 +12,9 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
+import evaluators.sim_counter as sim_counter  # noqa: E402
 from evaluators.cost_model import Hardware, dram_bytes, estimate  # noqa: E402
-from evaluators.sim_counter import counting, sample_indices  # noqa: E402
+from evaluators.sim_counter import counting, replanned, sample_indices  # noqa: E402
 from interpreters.executor import hardware_record  # noqa: E402
 from interpreters.targets import get_target  # noqa: E402
 
@@ -139,6 +140,29 @@ def test_tiled_matmul_counts_flops_and_charges_cached_rereads_once() -> None:
     dot_floor_ms = 2 * m * n * k / (989.4e12 * 0.75) * 1e3  # fp16 tensor-core rate at 75% achievable
     # plus the fp32 accumulator adds and the address arithmetic of every tile load
     assert dot_floor_ms <= est["compute_ms"] < 3 * dot_floor_ms
+
+
+def test_programs_too_costly_to_interpret_24_times_are_sampled_fewer_with_the_same_totals(monkeypatch) -> None:
+    """A long-K matmul program costs seconds on the interpreter: a published-size launch samples fewer of them,
+    spread from the first to the last, and a uniform grid's extrapolated totals do not move."""
+    m, n, k = 64, 16 * 50, 512
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    c = torch.empty(m, n, dtype=torch.float16)
+
+    def launch():
+        return count(lambda: matmul_kernel[(m // 16, n // 16)](a, b, c, m, n, k, BM=16, BN=16, BK=16))[0]
+
+    whole = launch()
+    steps = whole.sampled[0].steps
+    assert len(whole.sampled) == sim_counter.MAX_SAMPLED_PROGRAMS and steps > 32  # a loop of 32 tile steps
+    monkeypatch.setattr(sim_counter, "STEP_BUDGET", 5 * steps)
+    cut = launch()
+    assert len(cut.sampled) == 5 and all(p.steps == steps for p in cut.sampled)
+    for attr in ("dot_flops", "load_ops", "int_ops"):
+        assert cut.total(attr) == pytest.approx(whole.total(attr))
+    assert sum(cut.per_buffer("store_bytes")) == pytest.approx(m * n * 2)
+    assert replanned(sample_indices(200), 0, 200, steps, budget=steps) == {0, 199}  # never fewer than 2
+    assert replanned(sample_indices(200), 0, 200, steps, budget=30 * steps) == sample_indices(200)
 
 
 def test_mtia_knobs_change_the_estimate() -> None:

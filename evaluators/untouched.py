@@ -1,0 +1,79 @@
+"""Large host tensors that a simulation never reads for their values, left as untouched (zero) pages.
+
+Why: a simulation interprets a sample of each launch's programs at the published sizes. It needs every
+tensor's shape, strides and addresses, and the values only of what steers the work (integer indices, small
+tensors). Filling a KernelBench case's 6-9 GB of random floats, and its reference's and candidate's weights,
+took seconds of the simulation, and the resident memory of two evaluations at once could exceed a 24 GiB
+host. Inside :func:`untouched_large`, a large floating-point tensor that would be filled at random (or
+copied, or set to a constant) is allocated and left alone: fresh anonymous pages read as zero and cost no
+memory until written. Integers, booleans and small tensors are built as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+# Above glibc's largest dynamic mmap threshold (32 MiB): such blocks are always fresh, zeroed mappings.
+LARGE_BYTES = 64 << 20
+
+_FACTORIES = {torch.rand, torch.randn, torch.zeros, torch.ones, torch.full, torch.empty, torch.normal}
+_LIKE = {torch.rand_like, torch.randn_like, torch.zeros_like, torch.ones_like, torch.full_like, torch.empty_like}
+_FILLS = {"uniform_", "normal_", "fill_", "zero_", "copy_", "random_", "bernoulli_", "exponential_",
+          "cauchy_", "log_normal_", "geometric_", "trunc_normal_", "kaiming_uniform_"}
+
+
+def _large(dtype: torch.dtype | None, numel: int) -> bool:
+    dtype = dtype or torch.get_default_dtype()
+    return (dtype.is_floating_point or dtype.is_complex) and numel * dtype.itemsize >= LARGE_BYTES
+
+
+def _shape(args: tuple, kwargs: dict) -> tuple[int, ...] | None:
+    size = kwargs.get("size", args[0] if args else None)
+    if isinstance(size, (list, tuple, torch.Size)) and all(isinstance(s, int) for s in size):
+        return tuple(size)
+    if args and all(isinstance(a, int) for a in args):
+        return tuple(args)
+    return None
+
+
+class _Untouched(TorchFunctionMode):
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        if func in _FACTORIES and func is not torch.normal:
+            shape = _shape(args if func is not torch.full else args[:1], kwargs)
+            dtype = kwargs.get("dtype")
+            device = torch.device(kwargs.get("device") or "cpu")
+            if shape is not None and device.type == "cpu" and _large(dtype, _numel(shape)):
+                return torch.empty(shape, dtype=dtype or torch.get_default_dtype(),
+                                   requires_grad=bool(kwargs.get("requires_grad", False)))
+        if func in _LIKE and args and isinstance(args[0], torch.Tensor):
+            like = args[0]
+            dtype = kwargs.get("dtype") or like.dtype
+            if like.device.type == "cpu" and _large(dtype, like.numel()):
+                return torch.empty(like.shape, dtype=dtype)
+        name = getattr(func, "__name__", "")
+        if name in _FILLS:
+            target = args[0] if args else kwargs.get("tensor", kwargs.get("self"))  # nn.init passes ``tensor=``
+            if isinstance(target, torch.Tensor) and target.device.type == "cpu" and _large(target.dtype,
+                                                                                          target.numel()):
+                return target
+        return func(*args, **kwargs)
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+@contextmanager
+def untouched_large() -> Iterator[None]:
+    """Large float tensors made or filled inside are allocated but never written (see the module's doc)."""
+    with _Untouched():
+        yield
