@@ -159,6 +159,8 @@ def _setup(log_path: str, device: str, memory_limit_mb: int | None) -> None:
     os.dup2(log, 2)
     if memory_limit_mb and device == "cpu":  # RLIMIT_AS breaks CUDA's address-space reservations
         limit = int(memory_limit_mb) << 20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        # soft only: a simulation raises it for the untouched pages of a published-size case (untouched.py)
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
     configure_numerics()
 

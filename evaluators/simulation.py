@@ -92,7 +92,7 @@ def simulate(spec: OperatorSpec, candidate_path: str, hardware: dict[str, Any]) 
     cases: dict[str, Any] = {}
     for name, inputs in production.items():
         limit = None if spec.simulate_all_programs else MAX_SAMPLED_PROGRAMS
-        with torch.no_grad(), counting(limit) as launches:
+        with torch.no_grad(), counting(limit) as launches, untouched_large():
             candidate(*inputs)
         model = estimate(launches, hw)
         cases[name] = {"candidate_ms": model["time_ms"], "eager_ms": eager_model_ms(spec, name, hw),

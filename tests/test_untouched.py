@@ -32,3 +32,33 @@ def test_big_floats_stay_unwritten_and_everything_else_is_built() -> None:
     assert float(x[:: 1 << 16].abs().sum()) == 0.0 and float(layer.weight.detach()[::512, ::512].abs().sum()) == 0.0
     after = torch.rand(big // 16)  # outside the block, nothing changes
     assert float(after.std()) > 0.2
+
+
+GRANT_PROBE = '''
+import resource, torch
+from evaluators.untouched import untouched_large
+base = 3 << 30
+resource.setrlimit(resource.RLIMIT_AS, (base, resource.RLIM_INFINITY))
+try:
+    torch.empty(4 << 30, dtype=torch.uint8)
+    print("unlimited")
+except RuntimeError:
+    print("refused")
+with untouched_large():
+    x = torch.rand(1 << 30)  # 4 GiB of float32, over the limit on its own
+    y = x.new_empty((1 << 30,))  # and a second one, as a candidate's output would be
+print(x.numel() + y.numel(), resource.getrlimit(resource.RLIMIT_AS)[0] - base)
+'''
+
+
+def test_untouched_tensors_get_address_space_beyond_the_candidate_limit() -> None:
+    """A candidate process runs under a soft RLIMIT_AS: a published-size input larger than it (a 17 GiB
+    pooling input) could not be allocated for simulation until each untouched tensor was granted its bytes."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", GRANT_PROBE], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.split("\n")[:2]
+    assert first == "refused"  # the limit holds outside the block
+    assert second == f"{2 << 30} {8 << 30}"
