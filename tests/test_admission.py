@@ -140,7 +140,7 @@ def test_a_search_whose_problem_cannot_fit_stops_in_one_line_with_too_large_node
     import json
     import os
 
-    from tests.test_harness_failures import _nodes
+    from helpers.store_checks import node_evaluations as _nodes
 
     state = lock_dir / "state"
     env = {**os.environ, "KE_DEVICE_CAPACITY_BYTES": str(GIB)}  # under one evaluation's 1 GiB slack

@@ -213,7 +213,7 @@ def test_full_suite_on_simulated_mtia_v3_is_160_of_160(tmp_path: Path) -> None:
 def test_an_llm_operator_writes_the_kernels_when_configured(tmp_path: Path) -> None:
     """``--operator anthropic``: the official SDK against the loopback Messages server (a scripted double, not a
     model), whose fenced reply is the op's lowering; the sweep's own campaign is kept apart from offline's."""
-    from fake_llm_server import FakeMessagesServer
+    from helpers.fake_llm_server import FakeMessagesServer
 
     from kernelevolve.aten import lower
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT
-from store_checks import assert_store_consistent
+from helpers.store_checks import assert_store_consistent
 from test_cli_bad_input import assert_clean_failure
 
 from kernelevolve.store.metadata import MetadataStore

@@ -9,18 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.cli_checks import assert_clean_failure
 
 SPECS = Path(__file__).parent / "specs"
-
-
-def assert_clean_failure(result, fragment: str, state: Path) -> None:
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("ke: error:") and fragment in lines[0], lines[0]
-    assert "Traceback" not in result.stderr
-    assert not (state / "ke.duckdb").exists(), "a bad input must not create the metadata store"
-    assert not (state / "artifacts").exists(), "a bad input must not write artifacts"
 
 
 @pytest.mark.parametrize(

@@ -215,6 +215,7 @@ def test_every_bad_value_of_every_path_argument(world: World, argv: list[str], r
 def test_every_bad_value_of_every_path_variable(world: World, argv: list[str], variable: str, role: str) -> None:
     cases = [(f"{variable}={kind}", _fill(argv, world, ""), {variable: value}) for kind in KINDS
              if (value := bad_value(world, role, kind)) is not None]
+    assert len(cases) >= 5  # as for the arguments: an empty walk would pass having checked nothing
     _check_slot(world, role, cases)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from landscapes import node, simulate
+from helpers.landscapes import node, simulate
 
 from search.evolutionary import EvolutionaryPolicy
 from search.graph import ListGraphView

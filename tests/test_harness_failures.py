@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.store_checks import node_evaluations
 
 from evaluators.result import EvaluationResult
 from interpreters import pools
@@ -93,7 +94,7 @@ def _search_past_its_first_node(state: Path, budget: int) -> subprocess.Popen:
                                "cpu", "--budget", str(budget), "--executor", "local", "--json", "--state-dir",
                                str(state)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
-    while not _nodes(state) and time.monotonic() < deadline and search.poll() is None:
+    while not node_evaluations(state) and time.monotonic() < deadline and search.poll() is None:
         time.sleep(0.5)
     return search
 
@@ -102,13 +103,9 @@ def _finished_without_loss(search: subprocess.Popen, state: Path, budget: int) -
     """The search's stored nodes, after checking it completed with every node of its budget."""
     out, err = search.communicate(timeout=400)
     assert search.returncode == 0, err[-2000:]
-    nodes = _nodes(state)
+    nodes = node_evaluations(state)
     assert json.loads(out)["nodes"] == budget == len(nodes)
     return nodes
-
-
-def _nodes(state: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in (state / "artifacts" / "runs").glob("*/nodes/*/evaluation.json")]
 
 
 def test_deleting_the_scratch_folder_during_a_search_loses_no_node(tmp_path: Path) -> None:
@@ -173,7 +170,7 @@ def test_a_broken_harness_stops_the_run_in_one_line_unspent_and_resumable(tmp_pa
     assert broken.returncode == 1
     lines = broken.stderr.strip().splitlines()
     assert len(lines) == 1 and "the evaluator failed on 3 nodes in a row" in lines[0], broken.stderr
-    assert "NotADirectoryError" in lines[0] and not _nodes(state)  # no node stored: no budget spent
+    assert "NotADirectoryError" in lines[0] and not node_evaluations(state)  # no node stored: no budget spent
     runs = subprocess.run([sys.executable, "-m", "kernelevolve.cli.main", "runs", "--json", "--state-dir",
                            str(state)], capture_output=True, text=True, timeout=120)
     (run,) = json.loads(runs.stdout)["runs"]
@@ -181,7 +178,7 @@ def test_a_broken_harness_stops_the_run_in_one_line_unspent_and_resumable(tmp_pa
     (state / "scratch").unlink()  # the host is fixed
     resumed = subprocess.run([*base, "--resume", run["run_id"]], capture_output=True, text=True, timeout=400)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    assert json.loads(resumed.stdout)["nodes"] == 2 == len(_nodes(state))
+    assert json.loads(resumed.stdout)["nodes"] == 2 == len(node_evaluations(state))
 
 
 GRACE_PROBE = """

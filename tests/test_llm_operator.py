@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_llm_server import FakeMessagesServer
+from helpers.fake_llm_server import FakeMessagesServer
 
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore

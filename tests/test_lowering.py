@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.lowering_checks import interpreter_eval_args
 
 from evaluators.static_checks import check_source
 from kernelevolve.lowering import LoweringError, lower_spec
 from kernelevolve.operators.tunables import find_tunables
-from tests.test_lowering_nvidia import interpreter_eval_args
 
 SPECS = Path(__file__).parent / "specs" / "any_op"
 # spec -> template families its candidate must use (the kernel-name prefixes in the lowered source)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from helpers.lowering_checks import passes
+
 from kernelevolve.lowering import lower_spec
-from tests.test_lowering_nvidia import _passes
 
 SPEC = Path(__file__).parent / "specs" / "any_op" / "growing_concat.py"
 
@@ -34,5 +35,5 @@ def test_growing_cats_copy_the_previous_cat_whole() -> None:
 
 
 def test_the_drafts_are_exact(ke, tmp_path: Path) -> None:
-    _passes(ke, SPEC, lower_spec(SPEC, "cpu"), tmp_path, "cpu_draft", gpu_form=False)
-    _passes(ke, SPEC, lower_spec(SPEC, "h100", symbolic=True), tmp_path, "gpu_draft", gpu_form=True)
+    passes(ke, SPEC, lower_spec(SPEC, "cpu"), tmp_path, "cpu_draft", gpu_form=False)
+    passes(ke, SPEC, lower_spec(SPEC, "h100", symbolic=True), tmp_path, "gpu_draft", gpu_form=True)

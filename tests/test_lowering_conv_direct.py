@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.lowering_checks import passes
 
 from kernelevolve.lowering import lower_spec
 from kernelevolve.operators.tunables import find_tunables, neighbours
-from tests.test_lowering_nvidia import _passes
 
 SPEC = '''
 import torch
@@ -59,11 +59,11 @@ def test_few_channel_convs_default_to_the_direct_form_exact_either_way(ke, tmp_p
     assert "_convfma" not in lower_spec(spec, "cpu")
     flag = next(t for t in find_tunables(source) if t.name == "CONV0_DIRECT")
     assert flag.kind == "flag" and neighbours(flag) == [0]
-    _passes(ke, spec, source, tmp_path, "direct")
+    passes(ke, spec, source, tmp_path, "direct")
     gemm = source.replace("_DIRECT = 1", "_DIRECT = 0")
     assert "_DIRECT = 1" not in gemm
-    _passes(ke, spec, gemm, tmp_path, "gemm")
-    _passes(ke, spec, gemm.replace("CONV3_DIRECT = 0", "CONV3_DIRECT = 1"), tmp_path, "direct16")
+    passes(ke, spec, gemm, tmp_path, "gemm")
+    passes(ke, spec, gemm.replace("CONV3_DIRECT = 0", "CONV3_DIRECT = 1"), tmp_path, "direct16")
 
 
 STEMS = '''

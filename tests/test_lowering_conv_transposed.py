@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.lowering_checks import passes
 
 from kernelevolve.lowering import lower_spec
 from kernelevolve.operators.tunables import find_tunables
-from tests.test_lowering_nvidia import _passes
 
 BENCH = Path(__file__).parent.parent / "benchmarks" / "any_op"
 
@@ -95,8 +95,8 @@ def _both_layouts(ke, spec: Path, source: str, tmp_path: Path) -> None:
             on = on.replace(f"{t.name} = {t.value}", f"{t.name} = 1")
             off = off.replace(f"{t.name} = {t.value}", f"{t.name} = 0")
     assert "_CHANNELS_LAST = 0" not in on and "_CHANNELS_LAST = 1" not in off
-    _passes(ke, spec, on, tmp_path, "channels_last")
-    _passes(ke, spec, off, tmp_path, "in_place")
+    passes(ke, spec, on, tmp_path, "channels_last")
+    passes(ke, spec, off, tmp_path, "in_place")
 
 
 @pytest.mark.slow

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from helpers.lowering_checks import passes
+
 from kernelevolve.lowering import lower_spec
 from kernelevolve.operators.tunables import find_tunables, rewrite
-from tests.test_lowering_nvidia import _passes
 
 DW_SPEC = '''
 import torch
@@ -106,11 +107,11 @@ def test_nvidia_depthwise_draft_is_exact(ke, tmp_path: Path) -> None:
              "DWCONV4_ROWS": 4, "DWCONV4_BLOCK_S": 16}
     small = {t: tiles[t.name] for t in find_tunables(source) if t.name in tiles}
     assert len(small) == len(tiles)
-    _passes(ke, spec, rewrite(source, small), tmp_path, "dw")
+    passes(ke, spec, rewrite(source, small), tmp_path, "dw")
 
 
 def test_nvidia_depthwise_bf16_accumulates_in_fp32(ke, tmp_path: Path) -> None:
     spec = _spec(tmp_path, BF16_SPEC, "dw_bf16")
     source = lower_spec(spec, "h100", symbolic=True)
     assert "def _dwconv0(" in source and "+ fused" in source and "tl.dot" not in source
-    _passes(ke, spec, source, tmp_path, "bf16")
+    passes(ke, spec, source, tmp_path, "bf16")

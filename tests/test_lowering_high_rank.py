@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers.lowering_checks import passes
 
 from kernelevolve.lowering import lower_spec, runtime
-from tests.test_lowering_nvidia import _passes
 
 SPEC = Path(__file__).parent / "specs" / "any_op" / "high_rank_copies.py"
 
@@ -20,7 +20,7 @@ SPEC = Path(__file__).parent / "specs" / "any_op" / "high_rank_copies.py"
 def test_the_cpu_draft_is_exact(ke, tmp_path: Path) -> None:
     source = lower_spec(SPEC, "cpu")
     assert "_contiguous(view" in source  # a rank-7 view reaches the copy
-    _passes(ke, SPEC, source, tmp_path, "cpu_draft", gpu_form=False)
+    passes(ke, SPEC, source, tmp_path, "cpu_draft", gpu_form=False)
 
 
 @pytest.mark.parametrize(("perm", "flip"), [

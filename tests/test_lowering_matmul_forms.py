@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.lowering_checks import passes
 
 from kernelevolve.lowering import lower_spec
 from kernelevolve.operators.tunables import find_tunables, neighbours
-from tests.test_lowering_nvidia import _passes
 
 SPLIT_SPEC = '''
 import torch
@@ -123,21 +123,21 @@ def test_split_k_drafts_are_exact_split_or_not(ke, tmp_path: Path) -> None:
     """mm + bias + relu * 2 (the epilogue in the combine kernel), addmm (Linear) and bmm - 1 over K slices."""
     spec = _spec(tmp_path, "splitk_spec", SPLIT_SPEC)
     source = lower_spec(spec, "h100", symbolic=True)
-    _passes(ke, spec, source, tmp_path, "split")
+    passes(ke, spec, source, tmp_path, "split")
     one = source
     for i in range(3):
         one = one.replace(f"MATMUL{i}_SPLIT_K = 16", f"MATMUL{i}_SPLIT_K = 1")
         one = one.replace(f"MATMUL{i}_SPLIT_K = 8", f"MATMUL{i}_SPLIT_K = 1")
     assert "SPLIT_K = 1 " in one and "SPLIT_K = 16" not in one and "SPLIT_K = 8 " not in one
-    _passes(ke, spec, one, tmp_path, "one_pass")
+    passes(ke, spec, one, tmp_path, "one_pass")
 
 
 @pytest.mark.slow
 def test_gemv_drafts_are_exact(ke, tmp_path: Path) -> None:
     spec = _spec(tmp_path, "gemv_spec", GEMV_SPEC)
     source = lower_spec(spec, "h100", symbolic=True)
-    _passes(ke, spec, source, tmp_path, "gemv")
-    _passes(ke, spec, source.replace("GEMV0_BLOCK_K = 256", "GEMV0_BLOCK_K = 64"), tmp_path, "gemv_bk64")
+    passes(ke, spec, source, tmp_path, "gemv")
+    passes(ke, spec, source.replace("GEMV0_BLOCK_K = 256", "GEMV0_BLOCK_K = 64"), tmp_path, "gemv_bk64")
 
 
 _LONG_K = '''

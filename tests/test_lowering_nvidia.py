@@ -7,45 +7,14 @@ CPU interpreter, in both settings of the switch, so the branch the search may fl
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from helpers.lowering_checks import SPECS, passes
 
 from evaluators.roofline import Peaks, analyse, fp32_accurate_rate
 from kernelevolve.lowering import lower_spec
 from kernelevolve.operators.tunables import find_tunables, neighbours
-
-SPECS = Path(__file__).parent / "specs" / "any_op"
-
-
-# A GPU-form draft (NVIDIA tiles, tl.sort, associative scans) run by Triton's CPU interpreter takes minutes on
-# a loaded 2-core machine: about the evaluator's default 120 s per phase, and up to a third of ``ke``'s default
-# 600 s process bound (issue 30, point 19). Those runs get their own bounds, far above their usual time, so a
-# verdict depends on the draft being exact, never on the machine's load. What is asserted is unchanged.
-GPU_FORM_PHASE_TIMEOUT_S = 1200
-GPU_FORM_PROCESS_TIMEOUT_S = 3 * GPU_FORM_PHASE_TIMEOUT_S + 600  # a check, its re-verification, start-up
-
-
-def interpreter_eval_args(gpu_form: bool) -> tuple[tuple[str, ...], dict[str, float]]:
-    """``ke eval`` arguments and ``ke`` keywords bounding an interpreter run of a GPU-form draft (none else)."""
-    if not gpu_form:
-        return (), {}
-    return ("--timeout", str(GPU_FORM_PHASE_TIMEOUT_S)), {"timeout": GPU_FORM_PROCESS_TIMEOUT_S}
-
-
-def _passes(ke, spec: Path, source: str, tmp_path: Path, name: str, gpu_form: bool = True) -> dict:
-    """The real evaluator on the cpu target accepts ``source`` (its verdict is returned); ``gpu_form``: a
-    draft lowered for a GPU."""
-    candidate = tmp_path / f"{name}.py"
-    candidate.write_text(source, encoding="utf-8")
-    extra, bounds = interpreter_eval_args(gpu_form)
-    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json", *extra,
-                "--state-dir", str(tmp_path / "state"), **bounds)
-    assert result.returncode == 0, result.stderr
-    verdict = json.loads(result.stdout)
-    assert verdict["status"] == "ok", result.stdout
-    return verdict
 
 
 def test_nvidia_drafts_run_fp32_dots_as_tf32x3_and_the_search_can_flip_it() -> None:
@@ -65,8 +34,8 @@ def test_nvidia_matmul_and_conv_drafts_are_exact_with_either_dot(spec: str, ke, 
     """The grouped tile order and the larger tiles keep every output element covered once; the interpreter
     runs tf32x3 exactly, so this checks the kernel's indexing in both branches of the switch."""
     source = lower_spec(SPECS / f"{spec}.py", "h100", symbolic=True)
-    _passes(ke, SPECS / f"{spec}.py", source, tmp_path, "x3")
-    _passes(ke, SPECS / f"{spec}.py", source.replace("_TF32X3 = 1", "_TF32X3 = 0"), tmp_path, "ieee")
+    passes(ke, SPECS / f"{spec}.py", source, tmp_path, "x3")
+    passes(ke, SPECS / f"{spec}.py", source.replace("_TF32X3 = 1", "_TF32X3 = 0"), tmp_path, "ieee")
 
 
 CONV_SPEC = '''
@@ -115,14 +84,14 @@ def test_nvidia_convs_have_a_channels_last_form_exact_either_way(ke, tmp_path: P
     assert "_convcl" not in lower_spec(spec, "cpu")
     flag = next(t for t in find_tunables(source) if t.name == "CONV0_CHANNELS_LAST")
     assert flag.kind == "flag"
-    _passes(ke, spec, source, tmp_path, "channels_last")
+    passes(ke, spec, source, tmp_path, "channels_last")
     assert "CONV0_FLAT_TAPS = 1" in source
-    _passes(ke, spec, source.replace("_FLAT_TAPS = 1", "_FLAT_TAPS = 0"), tmp_path, "taps_outer")
+    passes(ke, spec, source.replace("_FLAT_TAPS = 1", "_FLAT_TAPS = 0"), tmp_path, "taps_outer")
     nchw = source
     for i in range(4):
         nchw = nchw.replace(f"CONV{i}_CHANNELS_LAST = 1", f"CONV{i}_CHANNELS_LAST = 0")
     assert "_CHANNELS_LAST = 1" not in nchw
-    _passes(ke, spec, nchw, tmp_path, "nchw")
+    passes(ke, spec, nchw, tmp_path, "nchw")
 
 
 ROWS_SPEC = '''
@@ -166,12 +135,12 @@ def test_nvidia_rows_that_fit_one_tile_are_read_once(ke, tmp_path: Path) -> None
     for kernel in ("SOFTMAX0", "LOG_SOFTMAX0", "LAYER_NORM0"):
         assert f"\n{kernel}_BLOCK_O = 1 " in source
         source = source.replace(f"\n{kernel}_BLOCK_O = 1 ", f"\n{kernel}_BLOCK_O = 4 ")
-    _passes(ke, spec, source, tmp_path, "one_tile")
+    passes(ke, spec, source, tmp_path, "one_tile")
     looped = source
     for kernel in ("SOFTMAX0", "LOG_SOFTMAX0", "LAYER_NORM0"):
         looped = looped.replace(f"{kernel}_BLOCK_R = 256", f"{kernel}_BLOCK_R = 64")
     assert looped.count("_BLOCK_R = 64") >= 2
-    _passes(ke, spec, looped, tmp_path, "looped")
+    passes(ke, spec, looped, tmp_path, "looped")
 
 
 def test_the_fp32_compute_floor_counts_tensor_cores_at_a_third_of_tf32() -> None:

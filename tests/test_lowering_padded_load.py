@@ -16,10 +16,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from helpers.lowering_checks import SPECS, passes
+
 from kernelevolve.lowering import lower_spec, lower_spec_text
 from kernelevolve.operators.offline import lowered_samples
 from kernelevolve.operators.tunables import find_tunables, rewrite
-from tests.test_lowering_nvidia import SPECS, _passes
 
 STENCIL_SPEC = '''
 import torch
@@ -87,5 +88,5 @@ def test_guarded_and_plain_stencils_are_exact(ke, tmp_path: Path) -> None:
     """Both settings of the flags in the NVIDIA draft, and the interpreter's own draft, through the evaluator."""
     spec = _spec(tmp_path)
     for sample in lowered_samples("stencils", STENCIL_SPEC, "h100"):
-        _passes(ke, spec, sample.source, tmp_path, sample.path.stem)
-    _passes(ke, spec, lower_spec(spec, "cpu"), tmp_path, "cpu", gpu_form=False)
+        passes(ke, spec, sample.source, tmp_path, sample.path.stem)
+    passes(ke, spec, lower_spec(spec, "cpu"), tmp_path, "cpu", gpu_form=False)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers.lowering_checks import passes
 
 from evaluators.recurrent_ops import whole_recurrences
 from kernelevolve.lowering import lower_spec
 from kernelevolve.lowering.trace import trace_spec
-from tests.test_lowering_nvidia import _passes
 
 SPECS = Path(__file__).parent / "specs" / "any_op"
 CASES = ["lstm_stack", "gru_bidirectional", "rnn_relu_unbatched", "lstm_random_state"]
@@ -44,7 +44,7 @@ def test_a_recurrence_is_two_kernels_not_one_per_step(name: str) -> None:
 
 @pytest.mark.parametrize("name", CASES)
 def test_the_cpu_draft_is_exact(name: str, ke, tmp_path: Path) -> None:
-    _passes(ke, SPECS / f"{name}.py", lower_spec(SPECS / f"{name}.py", "cpu"), tmp_path, name, gpu_form=False)
+    passes(ke, SPECS / f"{name}.py", lower_spec(SPECS / f"{name}.py", "cpu"), tmp_path, name, gpu_form=False)
 
 
 @pytest.mark.parametrize("name", ["lstm_stack", "gru_bidirectional"])
@@ -54,9 +54,9 @@ def test_the_nvidia_draft_is_exact_whole_or_step_by_step(name: str, ke, tmp_path
     grid barrier could never be met). TF32x3 off checks the IEEE branch too."""
     draft = lower_spec(SPECS / f"{name}.py", "h100", symbolic=True)
     assert "RNNSCAN0_BLOCK_H = 32" in draft and "RNNSCAN0_PERSIST = 1" in draft
-    _passes(ke, SPECS / f"{name}.py", draft, tmp_path, "whole")
+    passes(ke, SPECS / f"{name}.py", draft, tmp_path, "whole")
     steps = draft.replace("RNNSCAN0_BLOCK_H = 32", "RNNSCAN0_BLOCK_H = 16").replace("_TF32X3 = 1", "_TF32X3 = 0")
-    _passes(ke, SPECS / f"{name}.py", steps, tmp_path, "steps")
+    passes(ke, SPECS / f"{name}.py", steps, tmp_path, "steps")
 
 
 def test_a_state_drawn_in_forward_is_drawn_the_same_way(ke, tmp_path: Path) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.lowering_checks import passes
 
 from kernelevolve.lowering import lower_spec
-from tests.test_lowering_nvidia import _passes
 
 NORMS_SPEC = '''
 import torch
@@ -59,7 +59,7 @@ def test_nvidia_norms_reduce_and_write_rows_in_one_kernel(ke, tmp_path: Path) ->
     assert "def _reduce" in source  # the shared sum of the last output
     assert "BLOCK_R=triton.next_power_of_2(" in source and "ROWFUSE0_BLOCK_R" not in source
     assert "_rowfuse" not in lower_spec(spec, "cpu")
-    _passes(ke, spec, source, tmp_path, "cand")
+    passes(ke, spec, source, tmp_path, "cand")
 
 
 @pytest.mark.parametrize("target", ["h100"])
@@ -107,4 +107,4 @@ def test_nvidia_long_rows_fuse_into_a_looped_row_kernel(ke, tmp_path: Path) -> N
     source = lower_spec(spec, "h100", symbolic=True)
     assert source.count("def _rowfuse") == 2 and "ROWFUSE0_BLOCK_R = 4096" in source
     assert source.count("for r0 in range(0, R, BLOCK_R)") == 5  # 3 for the norm, 2 for the min-max
-    _passes(ke, spec, source, tmp_path, "cand")
+    passes(ke, spec, source, tmp_path, "cand")

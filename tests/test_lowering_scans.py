@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.lowering_checks import passes
 
 from kernelevolve.lowering import lower_spec
-from tests.test_lowering_nvidia import _passes
 
 SPEC = Path(__file__).parent / "specs" / "any_op" / "scans_lgamma.py"
 
@@ -21,10 +21,10 @@ def test_scans_and_lgamma_lower_without_torch_compute() -> None:
 
 
 def test_the_cpu_draft_is_exact(ke, tmp_path: Path) -> None:
-    _passes(ke, SPEC, lower_spec(SPEC, "cpu"), tmp_path, "cpu_draft", gpu_form=False)
+    passes(ke, SPEC, lower_spec(SPEC, "cpu"), tmp_path, "cpu_draft", gpu_form=False)
 
 
 @pytest.mark.slow
 def test_the_nvidia_draft_is_exact(ke, tmp_path: Path) -> None:
     """tl.associative_scan with a custom combine runs element by element in the interpreter: slow, exact."""
-    _passes(ke, SPEC, lower_spec(SPEC, "h100"), tmp_path, "nvidia_draft")
+    passes(ke, SPEC, lower_spec(SPEC, "h100"), tmp_path, "nvidia_draft")

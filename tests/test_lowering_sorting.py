@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.lowering_checks import passes
 
 from kernelevolve.lowering import lower_spec
-from tests.test_lowering_nvidia import _passes
 
 SPEC = Path(__file__).parent / "specs" / "any_op" / "sorting.py"
 
@@ -25,7 +25,7 @@ def test_indices_lower_in_both_forms() -> None:
 def test_the_interpreter_draft_is_exact_and_quick(ke, tmp_path: Path) -> None:
     """Quick is the candidate's own run on every case, as the evaluator clocks it (the tl.sort form takes
     minutes there): not the whole command, whose start-up on a loaded 2-core machine is most of its time."""
-    verdict = _passes(ke, SPEC, lower_spec(SPEC, "cpu"), tmp_path, "cpu_draft", gpu_form=False)
+    verdict = passes(ke, SPEC, lower_spec(SPEC, "cpu"), tmp_path, "cpu_draft", gpu_form=False)
     ran = verdict["extra"]["phases"]["candidate"]
     assert ran < 60, f"the ranked form should check in seconds, took {ran:.1f} s"
 
@@ -33,4 +33,4 @@ def test_the_interpreter_draft_is_exact_and_quick(ke, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_the_gpu_draft_is_exact(ke, tmp_path: Path) -> None:
     """The tl.sort form, run by the interpreter (slowly: its sort reduces element by element)."""
-    _passes(ke, SPEC, lower_spec(SPEC, "h100"), tmp_path, "gpu_draft")
+    passes(ke, SPEC, lower_spec(SPEC, "h100"), tmp_path, "gpu_draft")

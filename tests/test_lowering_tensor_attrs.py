@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers.lowering_checks import passes
 
 from evaluators.spec import load_spec
 from kernelevolve.lowering import LoweringError, lower_spec
 from kernelevolve.lowering.trace import trace_module
-from tests.test_lowering_nvidia import _passes
 
 # An RNN cell keeping its hidden state in a plain attribute sized from a module constant, next to a read-only
 # one (a constant the draft embeds, as before).
@@ -67,7 +67,7 @@ def test_the_cpu_draft_reads_the_attribute_as_state_returns_one_output_and_is_ex
     assert "const_" in source and "self.get_buffer('scale')" not in source  # read only: embedded as before
     forward = source.split("def forward(", 1)[1]
     assert forward.count("return ") == 1 and "return (" not in forward  # the new hidden state is not returned
-    _passes(ke, spec, source, tmp_path, "cpu_draft", gpu_form=False)
+    passes(ke, spec, source, tmp_path, "cpu_draft", gpu_form=False)
 
 
 def test_tracing_leaves_the_reference_as_it_was() -> None:

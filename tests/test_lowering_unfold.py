@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from helpers.lowering_checks import passes
+
 from kernelevolve.lowering import lower_spec
-from tests.test_lowering_nvidia import _passes
 
 SPEC = Path(__file__).parent / "specs" / "any_op" / "unfold_patches.py"
 
@@ -29,4 +30,4 @@ def test_unfold_lowers_as_a_view_without_torch_compute() -> None:
 
 
 def test_the_cpu_draft_is_exact(ke, tmp_path: Path) -> None:
-    _passes(ke, SPEC, lower_spec(SPEC, "cpu"), tmp_path, "cpu_draft", gpu_form=False)
+    passes(ke, SPEC, lower_spec(SPEC, "cpu"), tmp_path, "cpu_draft", gpu_form=False)

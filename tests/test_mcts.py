@@ -6,7 +6,7 @@ import math
 import random
 
 import pytest
-from landscapes import node, simulate
+from helpers.landscapes import node, simulate
 
 from search.graph import ListGraphView
 from search.greedy import GreedyPolicy

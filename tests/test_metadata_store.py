@@ -18,7 +18,7 @@ from kernelevolve.store.records import CaseRecord, RunRecord
 from search.node import Node
 
 REPO = Path(__file__).resolve().parent.parent
-WRITER = REPO / "tests" / "store_writer_proc.py"
+WRITER = REPO / "tests" / "helpers" / "store_writer_proc.py"
 
 
 def make_run(run_id: str = "run-a", created_at: float = 0.0, **kw) -> RunRecord:

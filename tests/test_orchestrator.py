@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from store_checks import assert_store_consistent
+from helpers.store_checks import assert_store_consistent
 
 from evaluators.result import EvaluationResult
 from interpreters.pools import EvaluationRequest, PoolSet, SlotLost, SlotPool

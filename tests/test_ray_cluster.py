@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT, _free_port, run_ke
-from store_checks import assert_store_consistent
+from helpers.store_checks import assert_store_consistent
 
 from kernelevolve.cli.worker_cmd import RAY_CLI
 from kernelevolve.store.metadata import MetadataStore

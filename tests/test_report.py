@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT, run_ke
-from report_browser import browser, chromium_path, click_tree_node, open_report  # noqa: F401 - a fixture
-from report_store import HOSTILE_REASON, PLAN, add_remaining_nodes, write_gpu_like_run
+from helpers.report_browser import browser, chromium_path, click_tree_node, open_report  # noqa: F401 - a fixture
+from helpers.report_store import HOSTILE_REASON, PLAN, add_remaining_nodes, write_gpu_like_run
 from test_cli_bad_input import assert_clean_failure
 
 from kernelevolve.report.campaign_view import running_best, step_band

@@ -75,6 +75,7 @@ def test_memory_limit_stops_a_hog_without_killing_the_worker(worker) -> None:
 
 
 def test_a_killed_worker_is_restarted(worker) -> None:
+    assert worker.evaluate(job(SEED)).status == "ok"  # the worker process is up, whatever ran before this test
     assert worker._proc is not None
     os.killpg(worker._proc.pid, signal.SIGKILL)
     worker._proc.wait()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT, run_ke
-from store_checks import assert_store_consistent
+from helpers.store_checks import assert_store_consistent
 
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore

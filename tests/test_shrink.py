@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers.cli_checks import assert_clean_failure
 
 from evaluators.shrink import ELEMENT_CAP, FALLBACK_ELEMENT_CAP
 from evaluators.spec import SpecError, load_spec
 from kernelevolve.cli.search_cmd import shrunk_line
 from kernelevolve.ops import resolve_op
-from tests.test_cli_bad_input import assert_clean_failure
 
 SPECS = Path(__file__).parent / "specs"
 CANDIDATES = Path(__file__).parent / "sandbox_candidates"

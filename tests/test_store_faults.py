@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_ke
-from store_fault_helpers import FULL_DISK_AFTER, make_read_only, make_writable, read_only_prefix, run_ke_with
+from helpers.store_fault_helpers import FULL_DISK_AFTER, make_read_only, make_writable, read_only_prefix, run_ke_with
 
 from kernelevolve.store.metadata import MetadataStore
 

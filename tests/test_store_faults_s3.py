@@ -9,7 +9,7 @@ import time
 from urllib.parse import urlparse
 
 import pytest
-from store_fault_helpers import CuttableProxy
+from helpers.store_fault_helpers import CuttableProxy
 
 from kernelevolve.store import retry
 from kernelevolve.store.objects import ObjectStore, StoreError

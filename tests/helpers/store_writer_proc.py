@@ -1,6 +1,6 @@
 """Insert nodes into a metadata store one by one, as a search process would (used by the tests).
 
-Usage: python tests/store_writer_proc.py DB RUN_ID N
+Usage: python tests/helpers/store_writer_proc.py DB RUN_ID N
 
 Each node goes through its own ``add_node`` call (own connection, own transaction), so a test can
 run this as a real second process and check that readers and other writers get their turn.
@@ -13,7 +13,7 @@ import random
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from kernelevolve.store.metadata import MetadataStore  # noqa: E402
 from kernelevolve.store.records import CaseRecord, RunRecord  # noqa: E402

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from kernelevolve.store.metadata import MetadataStore
@@ -20,3 +21,8 @@ def assert_store_consistent(state: Path, store_url: str, run_id: str, expected: 
         assert objects.exists(n.path_ref), n.path_ref
         assert objects.exists(ObjectStore.node_prefix(run_id, n.node_id) + "evaluation.json")
     assert len({n.candidate_hash for n in nodes}) == expected, "a candidate was evaluated twice in one run"
+
+
+def node_evaluations(state: Path) -> list[dict]:
+    """Every node's stored ``evaluation.json`` under a folder store's ``state`` directory."""
+    return [json.loads(p.read_text()) for p in (state / "artifacts" / "runs").glob("*/nodes/*/evaluation.json")]
