@@ -18,8 +18,8 @@ from pathlib import Path
 
 from evaluators.source_tree import parse_source
 from kernelevolve import export_runtime
-from kernelevolve.export import ExportPlan, route_listing, route_table, wrapped
 from kernelevolve.export_cpu import CPU_NOTE, PREAMBLE
+from kernelevolve.export_plan import ExportPlan, route_listing, route_table, wrapped
 
 FILE_TEMPLATE = '''"""KernelBench ModelNew exported by `ke best`: run {run_id}, op {op} on {hw}.
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelevolve.errors import UserError
-from kernelevolve.export import ExportPlan, route_listing, route_table, wrapped
 from kernelevolve.export_cpu import CPU_NOTE, with_cpu_fallback
+from kernelevolve.export_plan import ExportPlan, route_listing, route_table, wrapped
 
 SCALAR_TYPES = {bool: "bool", int: "SymInt", float: "float", str: "str"}
 

@@ -128,7 +128,8 @@ def best_cmd(run_id, out, fmt, state_dir, store_url, as_json) -> None:
     """Write a run's best kernels: each measured shape to its fastest node, PyTorch where none won."""
     import tempfile
 
-    from kernelevolve.export import export, plan_dispatch
+    from kernelevolve.export import export
+    from kernelevolve.export_plan import plan_dispatch
     from kernelevolve.inputs import folder_to_create, output_file
 
     # checked before reading the store: nothing to undo. torch-library writes a package folder, the others a file

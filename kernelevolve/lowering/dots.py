@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from kernelevolve.lowering.context import Context
 
+K_GROUP = 16  # BLOCK_K steps per partial sum of an fp32 matmul (matmul.py, matmul_forms.py)
 SMS = 132  # an H100's SM count: tile defaults aim for at least two waves of programs
 _IEEE = 'tl.dot(a, b.to(a.dtype), {acc}, input_precision="ieee")'
 _X3 = 'tl.dot(a, b.to(a.dtype), {acc}, input_precision="tf32x3")'

@@ -25,7 +25,7 @@ from kernelevolve.lowering import dots, epilogue, matmul_forms
 from kernelevolve.lowering.context import Context, packet, val
 from kernelevolve.lowering.indexing import schema_args
 
-K_GROUP = 16  # BLOCK_K steps per partial sum of an fp32 matmul
+K_GROUP = dots.K_GROUP
 
 
 def emit(ctx: Context, node: Node) -> None:

@@ -132,8 +132,6 @@ def emit_gemv(ctx: Context, node: Node, side: str, a: Node, b: Node, bias: Node 
               alpha: Any) -> None:
     """mm / addmm with N == 1 (``side`` 'n': rows of A times the column B) or M == 1 ('m': columns of B
     times the row A) as a row reduction: output r = sum over k of mat[r, k] * vec[k]."""
-    from kernelevolve.lowering.matmul import K_GROUP
-
     name = packet(node)
     kname = ctx.fresh("_gemv")
     tag = kname.lstrip("_").upper()
@@ -189,6 +187,6 @@ def emit_gemv(ctx: Context, node: Node, side: str, a: Node, b: Node, bias: Node 
     launch = [mat, vec, store, ctx.tensor(bias) if bias is not None else out, *dims,
               f"bias_view.stride({axis})" if bias is not None else "0", ctx.sym(beta), ctx.sym(alpha),
               *(epi.launch if epi else []), f"HAS_BIAS={bias is not None}", f"BLOCK_R={br}", f"BLOCK_K={bk}",
-              f"K_GROUP={K_GROUP} if {mat}.dtype == torch.float32 else 1 << 20", f"num_warps={warps}"]
+              f"K_GROUP={dots.K_GROUP} if {mat}.dtype == torch.float32 else 1 << 20", f"num_warps={warps}"]
     ctx.launch(f"{kname}[(max(1, triton.cdiv({dims[0]}, {br})),)]", launch)
     epilogue.bind_output(ctx, node, group, out)
