@@ -19,6 +19,7 @@ from evaluators.identity import source_hash
 from evaluators.result import EvaluationResult
 from kernelevolve.errors import UserError
 from kernelevolve.operators.base import Proposal
+from kernelevolve.store.evaluations import final_ref
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 from kernelevolve.store.records import CaseRecord, RunRecord
@@ -103,12 +104,6 @@ def persist_node(store: MetadataStore, objects: ObjectStore, run: RunRecord, ope
 
 
 MAX_CASE_WINNERS = 4  # distinct per-case winners re-measured besides the overall best (bounds the extra time)
-
-
-def final_ref(run_id: str, node_id: int, best: bool) -> str:
-    """Where a run's fresh re-measurement of a node lives: ``final.json`` for the overall best (the name
-    older runs used), ``final_node_<id>.json`` for the other per-case winners."""
-    return f"runs/{run_id}/final.json" if best else f"runs/{run_id}/final_node_{node_id}.json"
 
 
 def finish_run(store: MetadataStore, objects: ObjectStore, run: RunRecord,

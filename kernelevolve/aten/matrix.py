@@ -14,20 +14,10 @@ from typing import Any
 
 from evaluators.result import geomean
 from kernelevolve.aten.op import AtenOp
-from kernelevolve.runner import final_ref
+from kernelevolve.store.evaluations import authoritative_evaluation
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 from kernelevolve.store.records import RunRecord
-
-
-def _evaluation(objects: ObjectStore, run: RunRecord, node_id: int) -> tuple[dict[str, Any], str]:
-    """The node's evaluation and where it comes from: ``final`` (the run's fresh re-measurement) or
-    ``search`` (its own evaluation during the search, selection bias included: a run stopped early)."""
-    ref = final_ref(run.run_id, node_id, best=True)
-    final = objects.get_json(ref) if objects.exists(ref) else None
-    if final and final.get("node_id") == node_id and final.get("status") == "ok":
-        return final, "final"
-    return objects.get_json(objects.node_prefix(run.run_id, node_id) + "evaluation.json"), "search"
 
 
 def coverage_row(meta: MetadataStore, objects: ObjectStore, op: AtenOp, run: RunRecord | None) -> dict[str, Any]:
@@ -49,7 +39,7 @@ def coverage_row(meta: MetadataStore, objects: ObjectStore, op: AtenOp, run: Run
             row.update(status=run.status, reason="no node evaluated yet")
         return row
     node = best[0]
-    evaluation, measured = _evaluation(objects, run, node.node_id)
+    evaluation, measured = authoritative_evaluation(meta, objects, run, node, best=True)
     cases = [{k: c.get(k) for k in ("name", "latency_ms", "eager_ms", "compile_ms", "floor_ms", "fraction_of_floor",
                                     "floor_flag")}
              for c in evaluation.get("cases", [])]

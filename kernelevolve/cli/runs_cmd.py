@@ -12,7 +12,7 @@ import click
 
 from kernelevolve.cli.common import emit_json, json_option, open_state, resolve_run, state_options
 from kernelevolve.errors import UserError
-from kernelevolve.store.recovery import missing_artifacts, node_evaluation, warn
+from kernelevolve.store.recovery import missing_artifacts, warn
 from search.node import Node
 
 
@@ -207,17 +207,17 @@ def _op_name(op: str) -> str:
 def winner_evaluations(meta, objects, run_id: str, best_node: int) -> dict[int, dict]:
     """node -> the evaluation that decides its routes: the fresh final re-measurement where the run made one
     (``finish_run``), else the node's search-time evaluation; the best node and every per-case winner."""
-    from kernelevolve.runner import final_ref
+    from kernelevolve.store.evaluations import authoritative_evaluation, final_ref
 
     nodes = [best_node] + sorted({n for n, _ in meta.case_winners(run_id).values()} - {best_node})
+    run, finished = meta.get_run(run_id), objects.exists(final_ref(run_id, best_node, True))
     out = {}
     for node_id in nodes:
-        ref = final_ref(run_id, node_id, node_id == best_node)
-        final = objects.get_json(ref) if objects.exists(ref) else None
-        if final and final.get("node_id") == node_id and final.get("status") == "ok":
-            out[node_id] = final
-        elif node_id == best_node or not objects.exists(f"runs/{run_id}/final.json"):
-            # no re-measurement of it: a run from before per-case winners, or one still in progress
-            node = meta.get_node(run_id, node_id)  # rebuilt from the run database if its artifact is lost
-            out[node_id] = node_evaluation(meta, objects, meta.get_run(run_id), node)
+        # without a re-measurement of it, a node counts only where the run made none at all (a run from before
+        # per-case winners, or one still in progress); its evaluation is rebuilt if its artifact is lost
+        evaluation, _ = authoritative_evaluation(meta, objects, run, meta.get_node(run_id, node_id),
+                                                 best=node_id == best_node,
+                                                 fallback=node_id == best_node or not finished)
+        if evaluation is not None:
+            out[node_id] = evaluation
     return out

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernelevolve.runner import final_ref
+from kernelevolve.store.evaluations import FINAL, SEARCH, authoritative_evaluation
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore, StoreError
 from kernelevolve.store.records import RunRecord
@@ -87,19 +87,17 @@ def node_detail(objects: ObjectStore, node: Node, code_cache: dict[str, str]) ->
     return detail
 
 
-def best_evaluation(objects: ObjectStore, run_id: str, node_id: int) -> tuple[dict[str, Any] | None, str]:
-    """The best node's fresh final re-measurement when the run made one, else its search-time evaluation."""
-    ref = final_ref(run_id, node_id, best=True)
+SOURCE_LABELS = {FINAL: "final re-measurement", SEARCH: "search-time evaluation"}
+
+
+def best_evaluation(meta: MetadataStore, objects: ObjectStore, run: Any,
+                    node: Node) -> tuple[dict[str, Any] | None, str]:
+    """The best node's authoritative evaluation (``store.evaluations``) and where it comes from, in words."""
     try:
-        final = objects.get_json(ref) if objects.exists(ref) else None
-    except StoreError:
-        final = None
-    if final and final.get("node_id") == node_id and final.get("status") == "ok":
-        return final, "final re-measurement"
-    try:
-        return objects.get_json(ObjectStore.node_prefix(run_id, node_id) + "evaluation.json"), "search-time evaluation"
+        evaluation, source = authoritative_evaluation(meta, objects, run, node, best=True)
     except StoreError:
         return None, ""
+    return evaluation, SOURCE_LABELS[source]
 
 
 def load_run(meta: MetadataStore, objects: ObjectStore, run_id: str, with_details: bool = True) -> RunData:
@@ -111,5 +109,5 @@ def load_run(meta: MetadataStore, objects: ObjectStore, run_id: str, with_detail
     details = {n.node_id: node_detail(objects, n, code_cache) for n in nodes} if with_details else {}
     best_list = meta.best_nodes(run_id, 1)
     best = best_list[0] if best_list else None
-    evaluation, source = best_evaluation(objects, run_id, best.node_id) if best else (None, "")
+    evaluation, source = best_evaluation(meta, objects, run, best) if best else (None, "")
     return RunData(run, nodes, details, best, evaluation, source)

@@ -15,7 +15,8 @@ from conftest import REPO_ROOT
 from evaluators.identity import source_hash
 from evaluators.result import CaseResult, EvaluationResult
 from kernelevolve.operators.base import Proposal
-from kernelevolve.runner import SearchConfig, create_run, final_ref, persist_node
+from kernelevolve.runner import SearchConfig, create_run, persist_node
+from kernelevolve.store.evaluations import final_ref
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 
