@@ -1,4 +1,4 @@
-"""The correctness protocol (DESIGN §4), split so the reference's outputs never share a process with
+"""The correctness protocol (docs/architecture.md §6), split so the reference's outputs never share a process with
 the candidate.
 
 ``run_candidate`` executes in a child that loads untrusted code: it builds inputs from seeds, runs the

@@ -5,7 +5,7 @@ The ``torch.compile`` baseline is what a user deploying one shape gets: a fresh 
 dynamic shapes from the second shape on, and its kernels are slower (measured on an H100: softmax 8192x1000
 fp16 70.4 us through the shared module vs 56.8 us static), which inflated every later case's "vs compile".
 
-Screening (DESIGN §7b): when the job names a fitness bar (a fraction of the run's best so far) and every
+Screening (docs/architecture.md §9): when the job names a fitness bar (a fraction of the run's best so far) and every
 case's compile/eager ratio is already cached, a short interleaved measurement comes first. If even its
 optimistic estimate (eager's 75th percentile over the candidate's 25th, per case) is below the bar, the full
 timing is skipped and the node gets the pessimistic estimate (eager's 25th over the candidate's 75th), so a

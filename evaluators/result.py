@@ -1,4 +1,4 @@
-"""The evaluation result record (DESIGN §3), plain data so it crosses process and JSON boundaries."""
+"""The evaluation result record (docs/architecture.md §5), plain data so it crosses process and JSON boundaries."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ class EvaluationResult:
 
 
 def geomean(values: list[float]) -> float | None:
-    """Geometric mean of positive ratios; the fitness aggregate over cases (DESIGN §1)."""
+    """Geometric mean of positive ratios; the fitness aggregate over cases (docs/architecture.md §1)."""
     vals = [v for v in values if v and v > 0 and math.isfinite(v)]
     if not vals or len(vals) != len(values):
         return None

@@ -1,4 +1,4 @@
-"""The physical floor of a case and how close a measured time gets to it (DESIGN §4).
+"""The physical floor of a case and how close a measured time gets to it (docs/architecture.md §6).
 
 floor = max(bytes / DRAM bandwidth, FLOPs / peak rate for the dtype, launch overhead). The larger of the
 first two names the bottleneck, unless the measured time is so short that launch latency dominates.

@@ -3,7 +3,7 @@
 Per program: loads and stores (bytes of active lanes, attributed to the argument buffer they touch),
 ``tl.dot`` FLOPs, other floating-point work, and the number of load instructions (a dependent chain the
 hardware must wait on). Only a sample of each grid's programs is interpreted: counts are extrapolated,
-which is what keeps a production-size case to seconds (DESIGN §3). Outputs are therefore garbage:
+which is what keeps a production-size case to seconds (docs/architecture.md §5). Outputs are therefore garbage:
 correctness is always checked by a separate, complete interpretation.
 """
 

@@ -1,4 +1,4 @@
-"""Simulated timing (DESIGN §3): production cases are interpreted with program sampling and costed on
+"""Simulated timing (docs/architecture.md §5): production cases are interpreted with program sampling and costed on
 the target's record; the baseline is PyTorch eager modelled op by op on meta tensors (no real compute).
 
 Every number this produces is an estimate and is labelled ``simulated``; use it to rank candidates on

@@ -1,4 +1,4 @@
-"""Operator specs (DESIGN §3): a reference module plus its input cases, in our format or KernelBench's."""
+"""Operator specs (docs/architecture.md §5): a reference module plus its input cases, in our format or KernelBench's."""
 
 from __future__ import annotations
 

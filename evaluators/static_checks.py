@@ -1,4 +1,4 @@
-"""Static anti-cheat checks on a candidate's source (DESIGN §4), before any of it runs.
+"""Static anti-cheat checks on a candidate's source (docs/architecture.md §6), before any of it runs.
 
 The candidate is untrusted, usually LLM-written code. These rules encode the contract: outside
 ``@triton.jit`` functions it may allocate outputs, take views and launch kernels, nothing else. Dynamic

@@ -1,4 +1,4 @@
-"""Device timing (DESIGN §4): warm-up, L2 flush before every repetition, CUDA events, medians and IQR,
+"""Device timing (docs/architecture.md §6): warm-up, L2 flush before every repetition, CUDA events, medians and IQR,
 with candidate and baselines interleaved in one session so clock drift and thermal state cancel.
 
 Every call, timed or not, gets freshly written inputs (``fresh``, :mod:`evaluators.fresh_inputs`), and a

@@ -205,7 +205,8 @@ def _evaluate(job: dict[str, Any], judge: SlotJudge) -> EvaluationResult:
             speedup = max(result.speedup_vs_eager or 0, result.speedup_vs_compile or 0)
         else:
             return finish(result)
-        if speedup > SUSPICIOUS_SPEEDUP:  # believed only after correctness holds on fresh seeds (DESIGN §4)
+        # believed only after correctness holds on fresh seeds (docs/architecture.md §6)
+        if speedup > SUSPICIOUS_SPEEDUP:
             failure, _, _ = _check(runner, judge, job, paths, which, device, REVERIFY_SEEDS, timeout, workdir, phases,
                                    "reverify")
             if failure is not None:

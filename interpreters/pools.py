@@ -1,4 +1,4 @@
-"""Evaluation pools: several evaluations in flight on one target (DESIGN §7).
+"""Evaluation pools: several evaluations in flight on one target (docs/architecture.md §9).
 
 A pool owns a fixed number of *slots* (a sandboxed local worker process, or a Ray actor holding a device)
 and runs each request on a free one. When a slot is lost (its actor or node died), the request is retried on a

@@ -1,4 +1,4 @@
-"""Ray actor pools, one per target (DESIGN §7).
+"""Ray actor pools, one per target (docs/architecture.md §9).
 
 Each evaluation actor asks for one unit of the custom resource ``hw:<target>`` (and a GPU share when it runs
 kernels on a real NVIDIA or AMD device), so Ray places it only on nodes that offer that target: nodes started

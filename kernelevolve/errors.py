@@ -1,4 +1,4 @@
-"""Errors the CLI turns into one line on stderr and an exit code (DESIGN §8)."""
+"""Errors the CLI turns into one line on stderr and an exit code (docs/architecture.md §10)."""
 
 import errno
 

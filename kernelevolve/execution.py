@@ -1,4 +1,4 @@
-"""Choose and open the executor: evaluation pools per target plus a generation pool (DESIGN §7).
+"""Choose and open the executor: evaluation pools per target plus a generation pool (docs/architecture.md §9).
 
 ``--executor ray`` is the default when Ray is installed: unless a cluster is named (``--ray-address``, else
 ``RAY_ADDRESS``) a private local Ray instance is started that offers each requested target and stopped at the

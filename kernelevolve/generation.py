@@ -1,8 +1,8 @@
 """Where candidates are generated: threads on this host, or Ray tasks on the cluster's CPU workers.
 
-Generation is separate from evaluation (DESIGN §7): an LLM call waits on the network and the offline operator
-needs only a CPU, so neither should hold a device slot. A task carries everything the operator needs (the parent
-and a context with its own RNG), so it runs the same wherever it is sent.
+Generation is separate from evaluation (docs/architecture.md §9): an LLM call waits on the network and the offline
+operator needs only a CPU, so neither should hold a device slot. A task carries everything the operator needs (the
+parent and a context with its own RNG), so it runs the same wherever it is sent.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``ke mcp``: the platform as MCP tools over stdio, on the official ``mcp`` SDK (DESIGN §6).
+"""``ke mcp``: the platform as MCP tools over stdio, on the official ``mcp`` SDK (docs/architecture.md §8).
 
 Other agents get what KernelEvolve's own operator uses: knowledge-base search and read, queries over runs
 and nodes in the store, and sandboxed evaluation of a candidate on a target. Every tool returns plain JSON

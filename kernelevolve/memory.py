@@ -1,4 +1,4 @@
-"""Context memory (DESIGN §6): what the search has learned, read from the store, for the next proposal.
+"""Context memory (docs/architecture.md §8): what the search has learned, read from the store, for the next proposal.
 
 For the parent being expanded it gathers the lineage (ancestors and what each step changed), the siblings
 already tried from the same parent and how they fared, the run's global best, and the failure classes seen

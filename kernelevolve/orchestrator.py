@@ -1,4 +1,4 @@
-"""Keep K expansions in flight over one or more runs, and apply results as they arrive (DESIGN §1, §7).
+"""Keep K expansions in flight over one or more runs, and apply results as they arrive (docs/architecture.md §1, §9).
 
 An expansion goes select -> generate -> evaluate -> persist. Selection and every store access happen on this
 thread, in order, so the store never sees two writers from one process and the policies see a consistent
@@ -115,6 +115,11 @@ class Expansion:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+
+def cache_target(hw: str, simulate: bool) -> str:
+    """``hw``, marked ``+sim`` for a simulated run: the two verdicts of one source differ in kind."""
+    return f"{hw}+sim" if simulate else hw
+
 class RunDriver:
     """One run's state inside the orchestrator: its policy, operator, termination rules and pending set."""
 
@@ -209,13 +214,18 @@ class RunDriver:
         assert exp.proposal is not None
         exp.digest = source_hash(exp.proposal.source)
         self.seen.add(exp.digest)
-        cached = self.store.cached_evaluation(exp.digest, self.run.spec_hash, self.cfg.hw, EVALUATOR_VERSION)
+        cached = self.store.cached_evaluation(exp.digest, self.run.spec_hash, self.cache_target, EVALUATOR_VERSION)
         if cached is not None:
             exp.cached = True
             exp.meta["cached_result"] = cached
             return None
         return EvaluationRequest(self.cfg.hw, self.cfg.simulate, self.spec_name, self.spec_text,
                                  exp.proposal.source, self.cfg.timeout_s, screen_below=self.screen_bar())
+
+    @property
+    def cache_target(self) -> str:
+        """The evaluation cache's target key: a simulated h100 result must never stand in for a measured one."""
+        return cache_target(self.cfg.hw, bool(self.cfg.simulate))
 
     def screen_bar(self) -> float | None:
         """The fitness a search node must plausibly reach to earn a full timing: SCREEN_FRACTION of the run's
@@ -232,7 +242,7 @@ class RunDriver:
             exp.proposal.meta["cached_evaluation"] = True
         elif result.status not in ("crash", "timeout", "too_large"):  # the host's fault, maybe: retry next time
             def remember() -> None:
-                self.store.cache_evaluation(exp.digest, self.run.spec_hash, self.cfg.hw, EVALUATOR_VERSION,
+                self.store.cache_evaluation(exp.digest, self.run.spec_hash, self.cache_target, EVALUATOR_VERSION,
                                             result.to_dict())
         node_id = self.graph.count() + 1
         analysis = str(exp.proposal.meta.get("analysis") or "")

@@ -108,8 +108,8 @@ MAX_CASE_WINNERS = 4  # distinct per-case winners re-measured besides the overal
 
 def finish_run(store: MetadataStore, objects: ObjectStore, run: RunRecord,
                evaluate: Callable[[str], EvaluationResult], reason: str) -> RunRecord:
-    """Re-measure the winners in fresh evaluations and mark the run completed (DESIGN §4): search-time numbers
-    carry selection bias (the max of noisy samples), so the reported figures are new measurements.
+    """Re-measure the winners in fresh evaluations and mark the run completed (docs/architecture.md §6): search-time
+    numbers carry selection bias (the max of noisy samples), so the reported figures are new measurements.
 
     The winners are the overall best (fitness: the geomean over cases) and each case's fastest correct node,
     because deployment dispatches by shape: a kernel that wins the fp16 case but loses fp32 is still the one

@@ -1,4 +1,4 @@
-"""Island-model evolutionary search: tournament selection in per-island populations (DESIGN §1).
+"""Island-model evolutionary search: tournament selection in per-island populations (docs/architecture.md §1).
 
 Why islands: a single population converges on whatever lineage got ahead first. Splitting the drafts into
 islands that evolve separately keeps several lineages (say, a tiled and a persistent-kernel design) alive long

@@ -1,4 +1,4 @@
-"""Monte Carlo tree search over the search graph (DESIGN §1: "MCTS: UCT").
+"""Monte Carlo tree search over the search graph (docs/architecture.md §1: "MCTS: UCT").
 
 Why: greedy always expands the single fittest node and stays in the first basin it finds. MCTS spends each
 expansion where a whole lineage has proven good on average *and* where it has been tried least, so a promising

@@ -1,4 +1,4 @@
-"""When a run stops: node budget, wall time, stalled progress, or a fitness target (DESIGN §1)."""
+"""When a run stops: node budget, wall time, stalled progress, or a fitness target (docs/architecture.md §1)."""
 
 from __future__ import annotations
 

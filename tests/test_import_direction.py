@@ -1,4 +1,4 @@
-"""DESIGN §2: kernelevolve -> search, interpreters -> evaluators; nothing points back up, and
+"""docs/architecture.md §2: kernelevolve -> search, interpreters -> evaluators; nothing points back up, and
 evaluators imports only torch, triton, numpy and the standard library (it must run alone on a GPU host)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""DESIGN §7 on a real Ray cluster on loopback: a head plus a second node started with ``ray start``.
+"""docs/architecture.md §9 on a real Ray cluster on loopback: a head plus a second node started with ``ray start``.
 
 A campaign of three runs is spread over both nodes' evaluation actors (each node offers one ``hw:cpu``
 slot); mid-campaign the actor process on the second node is SIGKILLed. The pool must replace it, retry the

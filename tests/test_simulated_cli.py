@@ -49,3 +49,16 @@ def test_simulated_search_records_simulation(ke, tmp_path: Path) -> None:
     shown = ke("show", summary["run_id"], "--json", "--state-dir", str(tmp_path)).json()
     assert shown["run"]["simulated"] is True
     assert all(n["fitness"] > 0 for n in shown["nodes"] if n["status"] == "ok")
+
+
+def test_a_simulated_verdict_is_cached_apart_from_measured_ones(ke, tmp_path: Path) -> None:
+    """The evaluation cache is keyed by target: a simulated h100 run's verdicts were stored under ``h100``,
+    where a later measured h100 run in the same state would have taken them as its own timings."""
+    import duckdb
+
+    result = ke("search", "--op", "swish", "--hw", "h100", "--simulate", "--budget", "2", "--executor", "local",
+                "--json", "--state-dir", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    with duckdb.connect(str(tmp_path / "ke.duckdb"), read_only=True) as conn:
+        targets = {row[0] for row in conn.execute("SELECT target FROM eval_cache").fetchall()}
+    assert targets == {"h100+sim"}

@@ -1,5 +1,5 @@
 """The simulator on kernels whose traffic and work are known by construction: it must count them exactly
-and rank them as the physics says (DESIGN §3, issue #4)."""
+and rank them as the physics says (docs/architecture.md §5, issue #4)."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""The ``ke`` command line (DESIGN §8)."""
+"""The ``ke`` command line (docs/architecture.md §10)."""

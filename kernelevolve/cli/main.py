@@ -1,6 +1,6 @@
 """Entry point of ``ke``: wires the commands and turns every failure into one line and an exit code.
 
-Exit codes (DESIGN §8): 2 bad input, 1 a failed run, 0 otherwise. Tracebacks go to the log, not stderr.
+Exit codes (docs/architecture.md §10): 2 bad input, 1 a failed run, 0 otherwise. Tracebacks go to the log, not stderr.
 """
 
 from __future__ import annotations

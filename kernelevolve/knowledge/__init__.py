@@ -1,1 +1,1 @@
-"""The knowledge base: documents, the generated index, checks, and deep search (DESIGN §6)."""
+"""The knowledge base: documents, the generated index, checks, and deep search (docs/architecture.md §8)."""

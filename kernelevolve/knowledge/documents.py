@@ -1,6 +1,6 @@
 """The knowledge base as data: markdown documents and code samples, each with validated front matter.
 
-Front matter is what retrieval is conditioned on (DESIGN §6): the hardware a document applies to, the
+Front matter is what retrieval is conditioned on (docs/architecture.md §8): the hardware a document applies to, the
 bottlenecks or error classes it helps with, and the search phase it is for. It is validated here, strictly,
 because a typo in a tag silently hides a document from every search that should find it.
 """

@@ -1,4 +1,4 @@
-"""Deep search over the knowledge base (DESIGN §6).
+"""Deep search over the knowledge base (docs/architecture.md §8).
 
 Two stages, as an engineer would use a handbook: first the index (front matter) picks the documents that
 apply to this target, this bottleneck or error class and this phase; then the text of those documents is

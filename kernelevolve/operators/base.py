@@ -1,4 +1,4 @@
-"""The operator interface every backend implements (DESIGN §6)."""
+"""The operator interface every backend implements (docs/architecture.md §8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Building the universal operator's prompt from runtime evidence (DESIGN §6).
+"""Building the universal operator's prompt from runtime evidence (docs/architecture.md §8).
 
 There is one prompt shape, not a Debug template and an Improve template: what changes is the evidence.
 The phase (draft, debug, optimize) and the parent's state (an error class or what bounds it) decide which
