@@ -3,8 +3,8 @@ the candidate.
 
 ``run_candidate`` executes in a child that loads untrusted code: it builds inputs from seeds, runs the
 candidate twice per case (the second time on fresh inputs), and applies the dynamic checks. It returns
-only the candidate's outputs. ``judge`` executes later, in a separate child that never imports the
-candidate: it rebuilds the same inputs from the same seeds, runs the reference and compares.
+only the candidate's outputs. ``judge`` executes later, in the worker process (``slot_judge``), which never
+imports the candidate: it rebuilds the same inputs from the same seeds, runs the reference and compares.
 
 Memory (issue #28): the worker asks for one seed at a time and judges it before the next; within a seed the
 candidate's fresh inputs exist only while they are copied in, inputs and outputs are checked for writes by

@@ -176,7 +176,6 @@ def _evaluate(job: dict[str, Any], judge: SlotJudge) -> EvaluationResult:
         result = EvaluationResult(status="ok", fitness=1.0, cases=cases, launches_per_forward=launches, **base)
         if shrunk:
             result.extra["shrunk"] = shrunk
-        result.extra.update(shrunk)
         if job.get("simulate"):
             t0 = time.monotonic()
             status, reply = runner.request({"cmd": "simulate", **paths, "hardware": job["simulate"]},

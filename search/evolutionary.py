@@ -23,7 +23,8 @@ Everything is derived from the graph on each call, with no hidden state, so a re
   ancestry, the migrant's child belongs to the migrant's island: migration moves an expansion to the better
   lineage rather than copying genes into this island. ``migration_every <= 0`` disables it.
 - Crossover: ``select_pair`` returns two tournament winners, the second from another island when one has a
-  correct node, for operators that take two parents. Nothing calls it yet.
+  correct node, for operators that take two parents; ``select_parents`` asks for a pair at
+  ``crossover_rate`` when the operator can combine two.
 """
 
 from __future__ import annotations

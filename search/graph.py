@@ -1,7 +1,7 @@
 """The read-only view of a run's graph that policies select from.
 
-Views are backed by SQL in production (the metadata store) and by a list in tests; policies never
-load more than they ask for.
+Views are backed by a list: the orchestrator keeps its run's nodes in memory (``RunGraph``, loaded from the
+metadata store on resume), and tests build small ones; policies never load more than they ask for.
 """
 
 from __future__ import annotations
