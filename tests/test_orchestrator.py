@@ -169,6 +169,10 @@ def test_a_slot_that_keeps_dying_ends_as_a_crash_not_an_exception() -> None:
     assert result.status == "crash" and "lost 3 times" in result.reason
 
 
+class _Remembering:  # an operator that asks for the run's memory, as the LLM operator does
+    name, wants_memory = "remembering", True
+
+
 def test_new_run_seeds_from_the_best_stored_kernels_of_the_op(tmp_path: Path) -> None:
     meta, objects, first = start_run(tmp_path, "greedy", budget=8)
     drive(meta, objects, [first], 2)
@@ -177,7 +181,10 @@ def test_new_run_seeds_from_the_best_stored_kernels_of_the_op(tmp_path: Path) ->
     second = new_run(meta, objects, cfg, SPEC.read_text(), reuse=True)
     seeds = second.config["seeded_from"]
     assert [(s["run_id"], s["node_id"]) for s in seeds[:2]] == [(first.run_id, n.node_id) for n in best]
-    assert isinstance(make_operator(second, objects), SeededOperator)
+    seeded = make_operator(second, objects)
+    assert isinstance(seeded, SeededOperator)
+    assert seeded.supports_crossover is True  # what the orchestrator asks passes through to the inner operator
+    assert seeded.wants_memory is False and SeededOperator(_Remembering(), [], []).wants_memory is True
     drive(meta, objects, [second], 1)
     drafts = [n for n in meta.nodes(second.run_id) if n.parent_id is None]
     reused = {n.candidate_hash for n in drafts if n.operator_meta.get("seeded_from")}

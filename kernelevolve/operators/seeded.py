@@ -22,6 +22,16 @@ class SeededOperator:
         self.inner, self.seeds, self.sources = inner, seeds, sources
         self.name = inner.name
 
+    # What the orchestrator asks of an operator passes through: a seeded LLM run keeps its context memory and
+    # its duplicate handling, and both operators stay offered crossover pairs.
+    @property
+    def wants_memory(self) -> bool:
+        return bool(getattr(self.inner, "wants_memory", False))
+
+    @property
+    def supports_crossover(self) -> bool:
+        return bool(getattr(self.inner, "supports_crossover", False))
+
     def propose(self, parent: Node | None, context: ProposalContext) -> list[Proposal]:
         if parent is None and context.draft_index < len(self.seeds):
             source = self.sources[context.draft_index]
