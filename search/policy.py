@@ -24,9 +24,10 @@ def make_policy(name: str, drafts: int = 3) -> SelectionPolicy:
     from search.random_search import RandomPolicy
 
     policies = {"greedy": GreedyPolicy, "mcts": MCTSPolicy, "evolutionary": EvolutionaryPolicy, "random": RandomPolicy}
+    assert tuple(policies) == STRATEGIES
     if name in policies:
         return policies[name](drafts=drafts)
-    raise KeyError(f"unknown strategy '{name}' (known: greedy, mcts, evolutionary, random)")
+    raise KeyError(f"unknown strategy '{name}' (known: {', '.join(STRATEGIES)})")
 
 
-STRATEGIES = ("greedy", "mcts", "evolutionary", "random")
+STRATEGIES = ("greedy", "mcts", "evolutionary", "random")  # the names every command accepts, in this order
