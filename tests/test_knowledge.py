@@ -75,6 +75,17 @@ def test_selection_follows_target_vendor_bottleneck_and_phase(kb: Path) -> None:
     assert paths(select(docs, "h100", "nvidia", phase="debug")) == []
 
 
+def test_a_meta_target_reads_the_documents_tagged_mtia() -> None:
+    """The MTIA target records say vendor ``meta`` while the documents tag the family ``mtia``: a new MTIA
+    target (not named in any document) still gets the family's documents, and no other vendor does."""
+    from kernelevolve.knowledge.search import hardware_matches
+
+    docs, _ = load_documents(Path(__file__).resolve().parent.parent / "knowledge_base")
+    family = [d for d in docs if "mtia" in d.hardware]
+    assert family and all(hardware_matches(d, "mtia-v9", "meta") for d in family)
+    assert not any(hardware_matches(d, "mi999", "amd") for d in family if "any" not in d.hardware)
+
+
 def test_ranking_and_code_following(kb: Path) -> None:
     docs, _ = load_documents(kb)
     found = rank(select(docs, "h100", "nvidia"), "tile descriptor hopper", k=3)

@@ -39,10 +39,15 @@ def terms(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1]
 
 
+# A target record's vendor -> the tag documents use for that family (the MTIA targets' vendor is "meta").
+DOC_VENDOR_TAGS = {"meta": "mtia"}
+
+
 def hardware_matches(doc: Document, target: str | None, vendor: str | None) -> bool:
     if target is None or "any" in doc.hardware:
         return True
-    return target in doc.hardware or (vendor is not None and vendor in doc.hardware)
+    tag = DOC_VENDOR_TAGS.get(vendor or "", vendor)
+    return target in doc.hardware or (tag is not None and tag in doc.hardware)
 
 
 def select(docs: list[Document], target: str | None = None, vendor: str | None = None,
