@@ -15,4 +15,6 @@ so this package runs alone on any GPU host."""
 # judged incorrect on its first call rather than rejected at its second).
 # 0.4.1: a case measured above 1.0 of its floor is flagged (physics.py): under the compute term only, the floor is
 # re-based on bytes and launch; under those too, the fitness is withheld until explained.
-EVALUATOR_VERSION = "0.4.1"
+# 0.4.2: a simulation samples fewer programs of a launch whose programs cost many interpreted steps (a
+# non-uniform grid's estimate can move), and runs on untouched big tensors (a 17 GiB case no longer fails).
+EVALUATOR_VERSION = "0.4.2"
