@@ -100,3 +100,20 @@ def test_a_merge_takes_a_re_run_problem_from_the_last_report() -> None:
     assert both["superseded"] == ["level3/2_y"] and both["levels"]["level3"]["correct"] == 2
     assert "each row is from the last run given (a re-run): level3/2_y" in markdown(both)
     assert merged([retry, first])["levels"]["level3"]["correct"] == 1  # the order given decides
+
+
+def test_a_simulated_sweep_says_so_and_claims_no_gpu_goal() -> None:
+    """An mtia-v3 sweep's page read 'from its final re-measurement (interleaved, L2 flushed)' and set it against
+    the GPU's correct-rate goals; its figures are the simulator's estimates against a modelled eager."""
+    from kernelevolve.sweep.markdown import markdown
+    from kernelevolve.sweep.matrix import merged
+
+    sim = {**row(True, eager=0.9), "op": "level1/1_x", "status": "ok", "nodes": 1, "measured": None,
+           "simulated": True}
+    report = {"hw": "mtia-v3", "budget": 1, "date": "d", "commit": "c", "seconds": 1, "command": "x", "only": "",
+              "rows": [sim], "tally": {"nodes": 1, "statuses": {}, "lost": {}}}
+    page = markdown(merged([report]))
+    assert "**Simulated: no kernel ran on the target.**" in page and "L2 flushed" not in page
+    assert merged([report])["levels"]["level1"]["goal"] is None
+    timed = {**report, "hw": "h100", "rows": [{**sim, "simulated": False}]}
+    assert merged([timed])["levels"]["level1"]["goal"] == 0.97 and "L2 flushed" in markdown(merged([timed]))

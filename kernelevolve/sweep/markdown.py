@@ -84,6 +84,17 @@ def _provenance(report: dict[str, Any]) -> list[str]:
                f"(a re-run): {', '.join(superseded)}"] if superseded else [])]
 
 
+def _what_speedups_are(report: dict[str, Any]) -> str:
+    if any(row.get("simulated") for row in report["rows"]):
+        return ("**Simulated: no kernel ran on the target.** Speedups are the simulator's estimates (a sample of "
+                "each launch's programs interpreted at the published sizes and costed on the target's record) "
+                "against PyTorch eager modelled op by op on meta tensors; there is no `torch.compile` baseline, "
+                "and no correct-rate goal. Correctness is checked on the interpreter at the shrunk test sizes.")
+    return ("Speedups are the best correct node's, from its final re-measurement (interleaved, L2 flushed, "
+            "medians; compile = a static `torch.compile` per case); floor = minimal bytes / rated bandwidth or "
+            "FLOPs / peak, whichever is larger.")
+
+
 def markdown(report: dict[str, Any]) -> str:
     """The whole page; reads only what older reports (benchmarks/any_op_sweep.py's) also have, the rest if there."""
     device = report.get("device") or report["hw"]
@@ -96,9 +107,7 @@ def markdown(report: dict[str, Any]) -> str:
     lines = [f"# Problem sweep on {report['hw']} (offline operator, no LLM; budget {report['budget']}"
              + (f", {report['strategy']}" if report.get("strategy") else "") + ")", "",
              *_provenance(report), "",
-             f"Device: {device}. Speedups are the best correct node's, from its final re-measurement (interleaved, "
-             "L2 flushed, medians; compile = a static `torch.compile` per case); floor = minimal bytes / rated "
-             "bandwidth or FLOPs / peak, whichever is larger. fast_p (KernelBench): the fraction of the level's "
+             f"Device: {device}. {_what_speedups_are(report)} fast_p (KernelBench): the fraction of the level's "
              "problems that are correct and faster than the baseline by more than p; '-' where the target is "
              "untimed (the cpu interpreter checks correctness only).", "", *_levels(report), *_references(),
              *_tally(report.get("tally"))]
