@@ -89,8 +89,7 @@ def drive(runs: list[RunRecord], meta: MetadataStore, objects: ObjectStore, exec
         if isinstance(exc, KeyboardInterrupt) or interrupts.signalled():
             # A signal's KeyboardInterrupt, or what it broke on its way (a lock released twice, a Ray call cut
             # short): the runs still going are interrupted, never left "running" (issue #30).
-            for run_id in unfinished:
-                meta.update_run(run_id, status="interrupted")
+            meta.set_status(unfinished, "interrupted")
             if isinstance(exc, KeyboardInterrupt):
                 raise
             raise KeyboardInterrupt() from exc

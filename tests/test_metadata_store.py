@@ -369,3 +369,12 @@ def test_two_writer_processes_both_complete(tmp_path: Path) -> None:
     with duckdb.connect(str(db), read_only=True) as conn:
         assert conn.execute("SELECT count(*) FROM schema_meta").fetchone()[0] == 1
         assert conn.execute("SELECT count(*) FROM evaluations").fetchone()[0] == 600
+
+
+def test_many_runs_get_one_status_in_one_session(store: MetadataStore) -> None:
+    """An interrupted sweep marks all its unfinished runs at once; the others keep theirs."""
+    for name in ("s-1", "s-2", "s-3"):
+        store.create_run(make_run(name))
+    store.set_status(["s-1", "s-3"], "interrupted")
+    store.set_status([], "interrupted")
+    assert [store.get_run(n).status for n in ("s-1", "s-2", "s-3")] == ["interrupted", "running", "interrupted"]

@@ -190,6 +190,16 @@ class MetadataStore:
         if not changed:
             raise LookupError(f"no run {run_id!r} in {self.path}")
 
+    def set_status(self, run_ids: list[str], status: str) -> None:
+        """Set many runs' status in one session: an interrupted sweep marks its unfinished runs before the
+        exit deadline (one session per run, 94 runs beside a busy lowering thread, missed it)."""
+        if not run_ids:
+            return
+        marks = ", ".join("?" for _ in run_ids)
+        with self._file.session(write=True) as conn:
+            conn.execute(f"UPDATE runs SET status = ?, updated_at = ? WHERE run_id IN ({marks})",
+                         [status, time.time(), *run_ids])
+
     def run_node_counts(self) -> dict[str, int]:
         """run_id -> number of nodes, for every run (0 for runs without nodes)."""
         with self._file.session(write=False) as conn:
