@@ -16,6 +16,7 @@ such as a candidate's output) first raises the soft limit by its own bytes, up t
 
 from __future__ import annotations
 
+import math
 import resource
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,7 +58,7 @@ def _grant(nbytes: int) -> None:
 
 def _unwritten(shape: tuple[int, ...], dtype: torch.dtype | None, requires_grad: bool = False) -> torch.Tensor:
     dtype = dtype or torch.get_default_dtype()
-    _grant(_numel(shape) * dtype.itemsize)
+    _grant(math.prod(shape) * dtype.itemsize)
     return torch.empty(shape, dtype=dtype, requires_grad=requires_grad)
 
 
@@ -68,7 +69,7 @@ class _Untouched(TorchFunctionMode):
             shape = _shape(args if func is not torch.full else args[:1], kwargs)
             dtype = kwargs.get("dtype")
             device = torch.device(kwargs.get("device") or "cpu")
-            if shape is not None and device.type == "cpu" and _large(dtype, _numel(shape)):
+            if shape is not None and device.type == "cpu" and _large(dtype, math.prod(shape)):
                 return _unwritten(shape, dtype, bool(kwargs.get("requires_grad", False)))
         if func in _LIKE and args and isinstance(args[0], torch.Tensor):
             like = args[0]
@@ -77,14 +78,14 @@ class _Untouched(TorchFunctionMode):
                 return _unwritten(tuple(like.shape), dtype)
         if func is torch.empty_strided and len(args) >= 2:
             shape, dtype = tuple(args[0]), kwargs.get("dtype")
-            if torch.device(kwargs.get("device") or "cpu").type == "cpu" and _large(dtype, _numel(shape)):
-                _grant(_numel(shape) * (dtype or torch.get_default_dtype()).itemsize)
+            if torch.device(kwargs.get("device") or "cpu").type == "cpu" and _large(dtype, math.prod(shape)):
+                _grant(math.prod(shape) * (dtype or torch.get_default_dtype()).itemsize)
         if getattr(func, "__name__", "") in ("new_empty", "new_zeros") and len(args) >= 2:
             base = args[0]
             shape = _shape(args[1:], kwargs)
             dtype = kwargs.get("dtype") or getattr(base, "dtype", None)
             if isinstance(base, torch.Tensor) and shape is not None and base.device.type == "cpu" \
-                    and _large(dtype, _numel(shape)):
+                    and _large(dtype, math.prod(shape)):
                 return _unwritten(shape, dtype)
         name = getattr(func, "__name__", "")
         if name in _FILLS:
@@ -93,13 +94,6 @@ class _Untouched(TorchFunctionMode):
                                                                                           target.numel()):
                 return target
         return func(*args, **kwargs)
-
-
-def _numel(shape: tuple[int, ...]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 @contextmanager

@@ -101,11 +101,11 @@ def drive(runs: list[RunRecord], meta: MetadataStore, objects: ObjectStore, exec
 
 def _mark_failed(run_ids: list[str], meta: MetadataStore, exc: Exception) -> None:
     """Best effort: the failure may be the database's own, and then it is what the user must hear about."""
+    try:
+        meta.set_status(run_ids, "failed")
+    except Exception:  # noqa: BLE001 - the original error is re-raised by the caller
+        log.error("runs_not_marked_failed", run_ids=run_ids)
     for run_id in run_ids:
-        try:
-            meta.update_run(run_id, status="failed")
-        except Exception:  # noqa: BLE001 - the original error is re-raised by the caller
-            log.error("run_not_marked_failed", run_id=run_id)
         log.error("run_failed", run_id=run_id, error=f"{type(exc).__name__}: {exc}"[:500])
 
 
