@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One job per GPU of a host, detached so that each device call stays under its limit: JOB=memory runs
 # benchmarks/eval_memory.py (issue #28 item 1), JOB=sweep runs benchmarks/any_op_sweep.py at --concurrency 8
-# per GPU (issue #28 item 7), each GPU its own share (--shard i/n), then one merged result.
+# per GPU (issue #28 item 7), each GPU its own share (--shard i/n), then one merged result. JOB=isolation runs
+# issue #31's timing_isolation.py and eval_throughput.py (both lock modes) on GPU 0 (DEADLINE: isolation's).
 # Repo root on the GPU host, wheels in .whl/, KernelBench problems in .kb/ (a copy of ../shared/kernelbench's
 # level folders, carried, never committed; einops among the wheels for the Mamba files), drafts lowered
 # beforehand in .drafts/ (JOB=memory):
@@ -14,8 +15,20 @@
 set -uo pipefail
 work=/tmp/ke-gpus
 hw=h100; nvidia-smi -L 2>/dev/null | grep -q H200 && hw=h200
+isolation() {  # issue #31 on GPU 0: softmax throughput under each lock mode, then timing alone vs busy
+  for lock in timing phases; do
+    KE_GPU_LOCK=$lock python3 benchmarks/eval_throughput.py --op softmax --hw $hw --budget 120 --concurrency 8 \
+      --label "$hw-c8-lock-$lock" --out "$work/tp_$lock.json"
+  done
+  python3 benchmarks/eval_throughput.py --summarize "$work"/tp_timing.json "$work"/tp_phases.json \
+    --write "$work/eval_throughput_$hw"
+  python3 benchmarks/timing_isolation.py --hw $hw --big .kb/level1/21_Sigmoid.py --rounds 5 \
+    --deadline "${DEADLINE:-780}" --out "$work/timing_isolation_$hw"
+}
 job() {  # $1: GPU index, $2: GPU count
-  if [ "${JOB:-memory}" = sweep ]; then
+  if [ "${JOB:-memory}" = isolation ]; then
+    [ "$1" = 0 ] && isolation
+  elif [ "${JOB:-memory}" = sweep ]; then
     python3 benchmarks/any_op_sweep.py --corpus .kb --only "${ONLY:-level1/*,level2/*}" --hw $hw \
       --budget "${BUDGET:-2}" --concurrency "${CONC:-8}" --shard "$1/$2" --state-dir "$work/state$1" \
       --write "$work/part$1"
@@ -31,7 +44,7 @@ start)
   tar --exclude=./.git --exclude=./.whl -cf - . | tar -xf - -C "$work/src"  # later calls must not change the code
   # poll (STOP=1) rebuilds partial matrices with the started job's selection, not its own call's defaults
   printf 'ONLY=%q\nBUDGET=%q\n' "${ONLY:-level1/*,level2/*}" "${BUDGET:-2}" > "$work/settings"
-  (cd "$work/src" && JOB=${JOB:-memory} ONLY=${ONLY:-} ADV=${ADV:-0} BUDGET=${BUDGET:-2} CONC=${CONC:-8} \
+  (cd "$work/src" && JOB=${JOB:-memory} ONLY=${ONLY:-} ADV=${ADV:-0} BUDGET=${BUDGET:-2} CONC=${CONC:-8} DEADLINE=${DEADLINE:-780} \
     KE_COMMIT=${KE_COMMIT:-} setsid nohup bash benchmarks/per_gpu_session.sh run > "$work/run.log" 2>&1 < /dev/null &)
   echo started ;;
 run)
@@ -50,7 +63,9 @@ run)
   done
   wait
   what="KE_COMMIT=${KE_COMMIT:-} JOB=${JOB:-memory} bash benchmarks/per_gpu_session.sh start (${gpus} GPUs, a share each)"
-  if [ "${JOB:-memory}" = sweep ]; then
+  if [ "${JOB:-memory}" = isolation ]; then
+    :
+  elif [ "${JOB:-memory}" = sweep ]; then
     python3 benchmarks/any_op_sweep.py --merge "$work"/part*.json --write "$work/kernelbench_sweep_$hw"
   else
     python3 benchmarks/eval_memory.py --merge "$work"/mem*.jsonl --write "$work/eval_memory_$hw" --command "$what"
@@ -65,6 +80,7 @@ poll)
   cat "$work/progress" 2>/dev/null; for f in "$work"/gpu*.log; do echo "$f: $(wc -l < "$f") lines"; tail -2 "$f"; done
   tail -3 "$work/adv.log" 2>/dev/null
   cp "$work"/mem*.jsonl "$work"/part*.json "$work"/eval_memory_* "$work"/kernelbench_sweep_* "$work"/adversarial_* \
+    "$work"/eval_throughput_* "$work"/timing_isolation_* "$work"/tp_*.json \
     "${OUT:-/tmp}/" 2>/dev/null
   if [ "${STOP:-0}" = 1 ] && [ ! -f "$work/done" ]; then  # partial: each share's matrix from its store, as it is
     pkill -f any_op_sweep.py; pkill -f kernelevolve.cli.main; sleep 8; pkill -9 -f kernelevolve
