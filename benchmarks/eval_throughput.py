@@ -147,7 +147,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     for row in rows:
         statuses[row["status"]] = statuses.get(row["status"], 0) + 1
     return {
-        "label": args.label, "gpu_lock": os.environ.get("KE_GPU_LOCK", "timing"), "op": args.op, "hw": hw,
+        "label": args.label, "gpu_lock": os.environ.get("KE_GPU_LOCK", "phases"), "op": args.op, "hw": hw,
         "budget": args.budget, "concurrency": args.concurrency,
         "command": " ".join(command[1:]), "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "versions": _versions(), "nodes": len(rows), "statuses": statuses,

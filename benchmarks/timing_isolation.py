@@ -103,7 +103,7 @@ def _stop(proc: subprocess.Popen) -> None:
 
 def one_round(kind: str, spec: str, kernel: Path, hw: str, locks: list[str], work: Path, r: int) -> dict[str, Any]:
     """Alone, then busy under each lock mode: the search and the timed eval both run with ``KE_GPU_LOCK``."""
-    row = {"alone": _eval(spec, kernel, hw, work / f"{kind}_eval", {"KE_GPU_LOCK": "timing"})}
+    row = {"alone": _eval(spec, kernel, hw, work / f"{kind}_eval", {"KE_GPU_LOCK": "phases"})}  # uncontended
     for lock in locks:
         env = {"KE_GPU_LOCK": lock}
         search = _start_search(spec, hw, work / f"{kind}_search_{lock}_{r}", env)

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from evaluators import compile_release
 from evaluators.guard_band import bandable, banded_like, poison
 
 _aten = torch.ops.aten
@@ -139,7 +140,7 @@ def threads_started() -> int:
 
 def install_launch_hooks() -> None:
     """Wrap Triton's launch entry points once per process to count launches and mark their extent,
-    and count thread starts."""
+    and count thread starts; a compile lets go of the shared device lock (:mod:`evaluators.compile_release`)."""
     global _hooked
     if _hooked:
         return
@@ -166,6 +167,7 @@ def install_launch_hooks() -> None:
                 _state.depth -= 1
 
         cls.run = run
+    compile_release.install()
     _hooked = True
 
 
