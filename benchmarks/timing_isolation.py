@@ -3,9 +3,9 @@
 For each kind, ``--rounds`` times, interleaved: ``ke eval`` of the kind's fixed kernel with nothing else on the
 GPU ("alone"), then the same ``ke eval`` while a ``ke search --concurrency 8`` of the kind's busy problem runs
 on the same GPU ("busy"; the eval starts once the search has finished its first node, so its slots are
-checking, judging and timing). The busy arm runs once per lock mode (``--locks``): ``timing`` (the default,
-only timed loops exclude each other) and ``phases`` (checks, judges and warm-ups hold the device shared, so
-no timing runs beside them), the search and the eval both under it. Each case's latency is the evaluator's
+checking, judging and timing). The busy arm runs once per lock mode (``--locks``): ``timing`` (only timed
+loops exclude each other) and ``phases`` (the default: checks, judges and warm-ups hold the device shared,
+so no timing runs beside them), the search and the eval both under it. Each case's latency is the evaluator's
 own median; the table gives, per kind, the median over rounds of each case, each busy arm over alone, the
 spread over rounds, and the eval's own wait for the lock. Kinds go round-robin inside each round, and the
 results are rewritten after every round, so a run cut short by ``--deadline`` still covers every kind.
