@@ -22,7 +22,7 @@ def case_bytes(spec: OperatorSpec, which: str = "prod") -> int | None:
     try:
         with torch.random.fork_rng(devices=[]), torch.device("meta"), torch.no_grad(), whole_recurrences():
             init = spec.init_args(which)
-            raw = spec.get_test_inputs() if which == "test" and spec.get_test_inputs else _meta_inputs(spec, which)
+            raw = spec.get_test_inputs() if which != "prod" and spec.get_test_inputs else _meta_inputs(spec, which)
             cases = normalize_cases(raw, spec.name)
             model = spec.reference_cls(*init).eval()
             params = nbytes(list(model.parameters()) + list(model.buffers()))
@@ -42,7 +42,7 @@ def case_bytes(spec: OperatorSpec, which: str = "prod") -> int | None:
 def _meta_inputs(spec: OperatorSpec, which: str) -> Any:
     from evaluators.shrink import rebound
 
-    with rebound(spec.module, spec.test_shrink() if which == "test" else None):
+    with rebound(spec.module, spec.shrink_for(which)):
         try:
             return spec.get_inputs(device="meta")
         except TypeError:  # a KernelBench get_inputs() takes no device: the default device is meta here

@@ -13,6 +13,12 @@ stride, padding, dilation, groups, heads) is never changed, because the smaller 
 doubles some dimension of the inputs or of the reference's output (found on the meta device: no memory, no
 time); anything else is structural.
 
+Simulated targets check a candidate on the interpreter and estimate it at the production sizes, so a size
+the candidate fixes from its constructor args (a LayerNorm's width, a depthwise conv's groups) must be the
+production one: ``keep_init`` plans a case that keeps every constant the constructor args read, scales only
+the others (batch, spatial sizes), never to 1 (``torch.export`` fixes a dim of 1), and refuses where the
+production model has more than ``PARAM_CAP`` parameter elements; the spec then falls back to the plain plan.
+
 The caps are a preference, not a verdict: where no scaling of the extents gets under them (a VGG or a
 MobileNet reads 224x224 images at batch 1, a conv's spatial size written into ``get_inputs``), the smallest
 case the reference runs on is checked anyway if it stays under ``FALLBACK_ELEMENT_CAP`` (slower, still the
@@ -25,19 +31,19 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
 from types import ModuleType
 from typing import Any
 
 import torch
 
 from evaluators.recurrent_ops import whole_recurrences
+from evaluators.shrink_scalings import KEEP_AT_MOST, SCALINGS, apply, scaled_values
 
 ELEMENT_CAP = 100_000  # input elements of a test case: the interpreter checks it in seconds
 OUTPUT_CAP = 4 * ELEMENT_CAP  # outputs may grow past the inputs (transposed convs, outer products)
 FALLBACK_ELEMENT_CAP = 10 * ELEMENT_CAP  # the smallest faithful case, when none fits the cap: minutes, not hours
 FALLBACK_OUTPUT_CAP = 4 * FALLBACK_ELEMENT_CAP
-KEEP_AT_MOST = 8  # ints up to this (kernel sizes, strides, groups, dims) are never changed
+PARAM_CAP = 32_000_000  # parameter elements of a model checked at its production constructor args
 TARGETS = (64, 32, 16, 8)  # the largest size a shrunk constant may take, tried in this order
 TRIAL_SEED = 0
 
@@ -72,8 +78,15 @@ def rebound(module: ModuleType, shrink: Shrink | None) -> Iterator[None]:
 
 
 def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_inputs: Callable[[], Any],
-                get_init_inputs: Callable[[], Any] | None) -> Shrink | None:
-    """None when the production case is already small; else the first scaling that works, or ShrinkError."""
+                get_init_inputs: Callable[[], Any] | None, keep_init: bool = False) -> Shrink | None:
+    """None when the production case is already small; else the first scaling that works, or ShrinkError.
+    ``keep_init``: the constructor args stay the production ones (simulated targets, see above)."""
+    if keep_init:
+        params = _param_elements(reference_cls, get_init_inputs)
+        if params is None:
+            raise ShrinkError("the production model cannot be built on the meta device")
+        if params > PARAM_CAP:
+            raise ShrinkError(f"the production model has {params:,} parameter elements (cap {PARAM_CAP:,})")
     produced = _count_elements(get_inputs)
     if produced <= ELEMENT_CAP:
         return None
@@ -88,6 +101,10 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
         large = {v for v in _ints({name: value}) if v > KEEP_AT_MOST}  # groups = channels of a depthwise conv;
         if large <= _ints(constants):  # a bias shaped (channels, 1, 1)) shrinks as one
             constants[name] = structural.pop(name)
+    if keep_init:  # what the constructor args read stays: the candidate may fix it (a norm's width)
+        for name in _read_by_init(module, constants, get_init_inputs):
+            structural[name] = constants.pop(name)
+    floor = 2 if keep_init else 1
     kept = ", ".join(structural)
     if not constants:
         if _fallback_fits(module, None, reference_cls, get_inputs, get_init_inputs):
@@ -102,8 +119,8 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
     over: list[tuple[int, Shrink]] = []  # scalings the reference may run on, above the cap: the fallback
     for target in TARGETS:
         for scale in SCALINGS:
-            mapping = _scaled_values(constants, small | fixed_divisors, target, scale, fixed_divisors)
-            values = {name: (old, _apply(old, mapping)) for name, old in constants.items()}
+            mapping = scaled_values(constants, small | fixed_divisors, target, scale, fixed_divisors)
+            values = {name: (old, apply(old, mapping)) for name, old in constants.items()}
             if values in tried or all(old == new for old, new in values.values()):
                 continue
             tried.append(values)
@@ -121,7 +138,7 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
             if failure is None:
                 return shrink
             reason = reason or failure  # the first failure, on the most faithful scaling, says most
-    greedy = _greedy(module, constants, fixed, tried, reference_cls, get_inputs, get_init_inputs)
+    greedy = _greedy(module, constants, fixed, tried, reference_cls, get_inputs, get_init_inputs, floor)
     if greedy is not None and greedy[1]:
         failure = _trial(module, greedy[0], reference_cls, get_inputs, get_init_inputs)
         if failure is None:
@@ -133,13 +150,13 @@ def plan_shrink(module: ModuleType, reference_cls: type[torch.nn.Module], get_in
     for _, shrink in sorted(over, key=lambda pair: pair[0]):  # the smallest faithful case above the cap
         if _fallback_fits(module, shrink, reference_cls, get_inputs, get_init_inputs):
             return shrink
-    apart = _greedy_by_name(module, constants, fixed, reference_cls, get_inputs, get_init_inputs)
+    apart = _greedy_by_name(module, constants, fixed, reference_cls, get_inputs, get_init_inputs, floor)
     if apart is not None:
         failure = _trial(module, apart, reference_cls, get_inputs, get_init_inputs)
         if failure is None:
             return apart
         reason = reason or failure
-    alone = _one_at_a_time(module, constants, reference_cls, get_inputs, get_init_inputs)
+    alone = _one_at_a_time(module, constants, reference_cls, get_inputs, get_init_inputs, floor)
     if alone is not None:
         return alone
     names = ", ".join(constants)
@@ -172,7 +189,7 @@ def _ints(constants: dict[str, Any]) -> set[int]:
 
 def _greedy(module: ModuleType, constants: dict[str, Any], fixed: set[int], tried: list[dict[str, Any]],
             reference_cls: type[torch.nn.Module], get_inputs: Callable[[], Any],
-            get_init_inputs: Callable[[], Any] | None) -> tuple[Shrink, bool] | None:
+            get_init_inputs: Callable[[], Any] | None, floor: int = 1) -> tuple[Shrink, bool] | None:
     """When no uniform target fits, extents shrink one size at a time: from the most faithful uniform scaling
     the reference runs on, halve whichever size removes most elements and keeps the case valid, until the
     inputs and outputs fit: (that scaling, True); else (the smallest valid one reached, False). A dilated
@@ -180,7 +197,7 @@ def _greedy(module: ModuleType, constants: dict[str, Any], fixed: set[int], trie
     values (a value under two names shrinks as one); validity is checked on the meta device here (fast), and
     the caller runs the result for real."""
     production = sorted(v for v in _ints(constants) if v > KEEP_AT_MOST)
-    starts = [{v: _apply(v, _value_map(values)) for v in production} for values in tried]
+    starts = [{v: apply(v, _value_map(values)) for v in production} for values in tried]
     starts.append({v: v for v in production})  # every uniform scaling breaks it (an image size the model fixes)
     state = next((start for start in starts if _meta_sizes(module, _as_shrink(constants, start), reference_cls,
                                                             get_inputs, get_init_inputs) is not None), None)
@@ -193,6 +210,8 @@ def _greedy(module: ModuleType, constants: dict[str, Any], fixed: set[int], trie
         best: tuple[int, dict[int, int]] | None = None
         for value in production:  # a divisor kept where one divides it, else plain halving: the meta run decides
             for smaller in {_halve(value, state[value], fixed), max(1, state[value] // 2)} - {state[value]}:
+                if smaller < floor:
+                    continue
                 halved = {**state, value: smaller}
                 got = _meta_sizes(module, _as_shrink(constants, halved), reference_cls, get_inputs, get_init_inputs)
                 if got is not None and (best is None or sum(got) < best[0]):
@@ -203,7 +222,7 @@ def _greedy(module: ModuleType, constants: dict[str, Any], fixed: set[int], trie
 
 def _greedy_by_name(module: ModuleType, constants: dict[str, Any], fixed: set[int],
                     reference_cls: type[torch.nn.Module], get_inputs: Callable[[], Any],
-                    get_init_inputs: Callable[[], Any] | None) -> Shrink | None:
+                    get_init_inputs: Callable[[], Any] | None, floor: int = 1) -> Shrink | None:
     """``_greedy`` with each name free to move alone, for sizes that are equal by coincidence: with batch,
     channels, height and width all 32, halving "32" everywhere also halves a width that a LayerNorm over
     the last dim fixes, so no shared scaling is valid. Here each step halves the one name that removes most
@@ -223,6 +242,8 @@ def _greedy_by_name(module: ModuleType, constants: dict[str, Any], fixed: set[in
         best: tuple[int, dict[str, int]] | None = None
         for name in names:
             for smaller in {_halve(constants[name], state[name], fixed), max(1, state[name] // 2)} - {state[name]}:
+                if smaller < floor:
+                    continue
                 moved = {**state, name: smaller}
                 got = _meta_sizes(module, as_shrink(moved), reference_cls, get_inputs, get_init_inputs)
                 if got is not None and (best is None or sum(got) < best[0]):
@@ -233,7 +254,8 @@ def _greedy_by_name(module: ModuleType, constants: dict[str, Any], fixed: set[in
 
 
 def _one_at_a_time(module: ModuleType, constants: dict[str, Any], reference_cls: type[torch.nn.Module],
-                   get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None) -> Shrink | None:
+                   get_inputs: Callable[[], Any], get_init_inputs: Callable[[], Any] | None,
+                   floor: int = 1) -> Shrink | None:
     """The last resort, for a reference the meta device cannot run (so the greedy walk has nothing to go on):
     one extent at a time, its smallest power of two the reference runs on for real within the fallback caps;
     of those, the case with the fewest input elements (a Swin model fixes its image size, not its batch)."""
@@ -241,7 +263,7 @@ def _one_at_a_time(module: ModuleType, constants: dict[str, Any], reference_cls:
     for name, value in constants.items():
         if not _is_int(value):
             continue
-        small = 1
+        small = floor
         while small < value:
             shrink = Shrink({name: (value, small)})
             if _fallback_fits(module, shrink, reference_cls, get_inputs, get_init_inputs):
@@ -262,7 +284,7 @@ def _value_map(values: dict[str, tuple[Any, Any]]) -> dict[int, int]:
 
 
 def _as_shrink(constants: dict[str, Any], state: dict[int, int]) -> Shrink:
-    values = {name: (old, _apply(old, state)) for name, old in constants.items()}
+    values = {name: (old, apply(old, state)) for name, old in constants.items()}
     return Shrink({name: pair for name, pair in values.items() if pair[0] != pair[1]})
 
 
@@ -333,6 +355,36 @@ def _read_by_reference(module: ModuleType, shrink: Shrink, reference_cls: type[t
     return _meta_run(module, shrink, reference_cls, get_inputs, get_init_inputs, reference_rebound=True)[1] is not None
 
 
+def _read_by_init(module: ModuleType, constants: dict[str, Any],
+                  get_init_inputs: Callable[[], Any] | None) -> list[str]:
+    """The constants whose doubling changes the constructor args (channels, features, groups, hidden sizes)."""
+    if get_init_inputs is None:
+        return []
+    with torch.random.fork_rng(devices=[]), torch.device("meta"):
+        base = repr(list(get_init_inputs()))
+        read = []
+        for name, value in constants.items():
+            doubled = type(value)(2 * v for v in value) if isinstance(value, (tuple, list)) else 2 * value
+            try:
+                with rebound(module, Shrink({name: (value, doubled)})):
+                    changed = repr(list(get_init_inputs())) != base
+            except Exception:  # noqa: BLE001 - the file's own arithmetic breaks: the args depend on it
+                changed = True
+            if changed:
+                read.append(name)
+    return read
+
+
+def _param_elements(reference_cls: type[torch.nn.Module], get_init_inputs: Callable[[], Any] | None) -> int | None:
+    """Parameter and buffer elements of the production model, built on the meta device (None: it cannot be)."""
+    try:
+        with torch.random.fork_rng(devices=[]), torch.device("meta"), whole_recurrences():
+            model = reference_cls(*(list(get_init_inputs()) if get_init_inputs else []))
+    except Exception:  # noqa: BLE001
+        return None
+    return sum(t.numel() for t in [*model.parameters(), *model.buffers()])
+
+
 def _dims(value: Any) -> list[int]:
     if isinstance(value, torch.Tensor):
         return list(value.shape)
@@ -345,55 +397,6 @@ def _dims(value: Any) -> list[int]:
 
 def _some_dim_doubles(base: list[int], probe: list[int]) -> bool:
     return any(new == 2 * old and old > 0 for old, new in zip(base, probe, strict=False))
-
-
-# --- scalings: each maps one size to its test value given the target and the values already mapped ---------
-
-
-def _keep_divisors(value: int, target: int, mapped: dict[int, int], twos: int = 0) -> int:
-    """At most ``target`` where it can, and still a multiple of (the test value of) every constant that divides
-    it (channels stay divisible by groups, embed_dim by num_heads) and of ``2**twos`` where the value was: a size
-    halved by a literal pooling window or stride in the code stays even."""
-    step = 1 << min(twos, (value & -value).bit_length() - 1)
-    for small, new in mapped.items():
-        if 0 < small < value and value % small == 0:
-            step = math.lcm(step, new)
-    return max(step, min(value, target) // step * step)
-
-
-def _power_of_two(value: int, target: int, mapped: dict[int, int]) -> int:
-    return 1 << (min(value, target).bit_length() - 1)
-
-
-def _plain_cap(value: int, target: int, mapped: dict[int, int]) -> int:
-    return min(value, target)
-
-
-# tried in this order at each target: divisibility kept (with 8, 2, then 1 as the power of two kept), then
-# powers of two (divide each other), then a plain cap
-SCALINGS: tuple[Callable[[int, int, dict[int, int]], int], ...] = (
-    partial(_keep_divisors, twos=3), partial(_keep_divisors, twos=1), _keep_divisors, _power_of_two, _plain_cap)
-
-
-def _scaled_values(constants: dict[str, Any], small: set[int], target: int,
-                   scale: Callable[[int, int, dict[int, int]], int], fixed: frozenset[int] | set[int] = frozenset(),
-                   ) -> dict[int, int]:
-    """Every int among the constants -> its test value, smallest first (larger ones may depend on them);
-    ``small`` are the module's kept ints, divisors that the sizes they divide must keep; ``fixed`` values
-    (structural constants') map to themselves."""
-    everything: set[int] = set(small)
-    for value in constants.values():
-        everything.update(value if isinstance(value, (tuple, list)) else [value])
-    mapped: dict[int, int] = {}
-    for value in sorted(v for v in everything if v > 0):
-        mapped[value] = value if value <= KEEP_AT_MOST or value in fixed else scale(value, target, mapped)
-    return mapped
-
-
-def _apply(value: Any, mapping: dict[int, int]) -> Any:
-    if isinstance(value, (tuple, list)):
-        return type(value)(mapping.get(v, v) for v in value)
-    return mapping.get(value, value)
 
 
 # --- checks ----------------------------------------------------------------------------------------------

@@ -55,20 +55,43 @@ class OperatorSpec:
     # planned on first use, since only the CPU interpreter needs it and planning runs the reference
     _shrink: Shrink | None = field(default=None, init=False, repr=False)
     _shrink_planned: bool = field(default=False, init=False, repr=False)
+    _sim_shrink: Shrink | None = field(default=None, init=False, repr=False)
+    _sim_planned: bool = field(default=False, init=False, repr=False)
 
     def init_args(self, which: str = "prod") -> list[Any]:
         """Constructor args; for the ``test`` case of a shrunk spec, built from the shrunk constants."""
         if not self.get_init_inputs:
             return []
-        with rebound(self.module, self.test_shrink() if which == "test" else None):
+        with rebound(self.module, self.shrink_for(which)):
             return list(self.get_init_inputs())
 
     def cases(self, which: str = "prod", device: str = "cpu") -> dict[str, Case]:
-        """``which`` is ``prod`` (get_inputs) or ``test`` (get_test_inputs, else get_inputs, shrunk if large)."""
-        if which == "test" and self.get_test_inputs:
+        """``which`` is ``prod`` (get_inputs), ``test`` (get_test_inputs, else get_inputs, shrunk if large) or
+        ``sim`` (a simulated target's check: as ``test``, but a shrink keeps the constructor args if it can)."""
+        if which != "prod" and self.get_test_inputs:
             return normalize_cases(_call_with_device(self.get_test_inputs, device), self.name)
-        with rebound(self.module, self.test_shrink() if which == "test" else None):
+        with rebound(self.module, self.shrink_for(which)):
             return normalize_cases(_call_with_device(self.get_inputs, device), self.name)
+
+    def shrink_for(self, which: str) -> Shrink | None:
+        """The rebinding of the size constants that the ``which`` cases use (None for ``prod``)."""
+        if which == "test":
+            return self.test_shrink()
+        return self.sim_shrink() if which == "sim" else None
+
+    def sim_shrink(self) -> Shrink | None:
+        """The test case of a simulated target: the candidate is checked here and estimated at production sizes,
+        so sizes it fixes from its constructor args must be the production ones (``plan_shrink(keep_init)``).
+        Where no such case fits, the plain test case: a draft that pins a size then refuses in one line."""
+        if not self._sim_planned:
+            if self.get_test_inputs is None:
+                try:
+                    self._sim_shrink = plan_shrink(self.module, self.reference_cls, self.get_inputs,
+                                                   self.get_init_inputs, keep_init=True)
+                except ShrinkError:
+                    self._sim_shrink = self.test_shrink()
+            self._sim_planned = True
+        return self._sim_shrink
 
     def test_shrink(self) -> Shrink | None:
         """How the test case scales the size constants down (None: not needed); SpecError when impossible."""
@@ -84,7 +107,11 @@ class OperatorSpec:
     @property
     def shrunk(self) -> dict[str, list[Any]]:
         """{constant: [production value, test value]} when the test case was derived by shrinking, else {}."""
-        plan = self.test_shrink()
+        return self.shrunk_for("test")
+
+    def shrunk_for(self, which: str) -> dict[str, list[Any]]:
+        """``shrunk`` for the ``which`` cases ({} for ``prod``)."""
+        plan = self.shrink_for(which)
         return plan.record() if plan else {}
 
     def tolerance(self, dtype: torch.dtype) -> tuple[float, float]:

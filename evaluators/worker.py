@@ -167,7 +167,7 @@ def _evaluate(job: dict[str, Any], judge: SlotJudge) -> EvaluationResult:
         paths = {"spec_path": job["spec_path"], "candidate_path": job["candidate_path"]}
         failure, cases, launches = _check(runner, judge, job, paths, which, device, seeds, timeout, workdir, phases)
         # a KernelBench file checked on shrunk copies of its production inputs says so (shrink.py)
-        shrunk = judge.spec(job["spec_path"]).shrunk if which == "test" else {}
+        shrunk = judge.spec(job["spec_path"]).shrunk_for(which)
         if failure is not None:
             if shrunk:
                 failure.extra["shrunk"] = shrunk

@@ -78,8 +78,8 @@ class LocalExecutor:
         }
         if final is False:
             job.update(profile=False, target_ms=SEARCH_TARGET_MS, screen_below=screen_below)
-        if self.simulated:
-            job["simulate"] = hardware_record(self.target)
+        if self.simulated:  # checked where sizes fixed by the constructor args are the production ones
+            job.update(simulate=hardware_record(self.target), cases="sim")
         return self._worker.evaluate(job)
 
     def close(self) -> None:

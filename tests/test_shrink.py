@@ -201,3 +201,11 @@ def get_init_inputs():
     with torch.no_grad():
         out = spec.reference_cls(*spec.init_args("test")).eval()(x)
     assert out.shape[-1] == 64
+
+
+def test_a_simulated_check_falls_back_to_the_plain_test_case_over_the_parameter_cap() -> None:
+    """Keeping the constructor args would check a 0.9-billion-parameter linear layer on the interpreter: the
+    simulated target's case is then the plain test case (its draft may then refuse a pinned size in one line)."""
+    spec = load_spec(SPECS / "kernelbench_big_linear_conv.py")
+    assert spec.init_args("sim") == spec.init_args("test") != spec.init_args("prod")
+    assert spec.shrunk_for("sim") == spec.shrunk

@@ -62,3 +62,55 @@ def test_a_simulated_verdict_is_cached_apart_from_measured_ones(ke, tmp_path: Pa
     with duckdb.connect(str(tmp_path / "ke.duckdb"), read_only=True) as conn:
         targets = {row[0] for row in conn.execute("SELECT target FROM eval_cache").fetchall()}
     assert targets == {"h100+sim"}
+
+
+PINNED_SPEC = '''
+import torch
+import torch.nn as nn
+
+batch_size = 16
+channels = 32
+num_groups = 8
+height = 48
+width = 48
+
+
+class Model(nn.Module):
+    def __init__(self, channels, num_groups):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1, groups=channels)
+        self.norm = nn.GroupNorm(num_groups, channels)
+
+    def forward(self, x):
+        return torch.relu(self.norm(self.conv(x)))
+
+
+def get_inputs():
+    return [torch.randn(batch_size, channels, height, width)]
+
+
+def get_init_inputs():
+    return [channels, num_groups]
+'''
+
+
+def test_a_simulated_target_checks_at_the_production_constructor_args(ke, tmp_path: Path) -> None:
+    """A depthwise conv's groups and a GroupNorm's channels come from the constructor args, and the draft fixes
+    them. The simulated target checks on a case that keeps those args (batch and image shrunk, never to 1), so
+    the draft checked there is also the one estimated at the production size, instead of refusing it with
+    'traced with it fixed at 16'."""
+    from evaluators.spec import load_spec
+
+    spec_path = tmp_path / "dw_groupnorm.py"
+    spec_path.write_text(PINNED_SPEC, encoding="utf-8")
+    spec = load_spec(spec_path)
+    assert spec.init_args("sim") == spec.init_args("prod") == [32, 8]
+    assert spec.init_args("test") != spec.init_args("prod")  # the interpreter's plain check shrinks channels
+    (x,) = spec.cases("sim")["case0"]
+    assert x.shape[1] == 32 and min(x.shape) > 1 and x.numel() < 16 * 32 * 48 * 48
+    result = ke("search", "--op", str(spec_path), "--hw", "mtia-v3", "--budget", "1", "--executor", "local",
+                "--json", "--state-dir", str(tmp_path / "state"))
+    assert result.returncode == 0, result.stderr
+    shown = ke("show", result.json()["run_id"], "--json", "--state-dir", str(tmp_path / "state")).json()
+    node = shown["nodes"][0]
+    assert node["status"] == "ok", node

@@ -58,13 +58,21 @@ def lower_spec(spec_path: str | Path, target: str = "", symbolic: bool = False) 
     try:
         with _TRACE_LOCK:
             traced = trace_spec(spec_path, production_sizes=target not in ("", "cpu"),
-                                which="prod" if _checks_on_production(target) else "test", symbolic=symbolic)
+                                which=checked_cases(target), symbolic=symbolic)
             return lower_traced(traced, Path(spec_path).stem, target)
     except LoweringError:
         raise
     except Exception as exc:  # noqa: BLE001 - a gap in a template is one line for the user, not a crash
         text = " ".join(str(exc).split())[:200]
         raise LoweringError(f"the lowering failed: {type(exc).__name__}: {text}") from exc
+
+
+def checked_cases(target: str) -> str:
+    """The case set ``target`` checks candidates on: ``prod`` on a GPU, ``test`` on the CPU interpreter, ``sim``
+    on a simulated target (a test case that keeps the production constructor args where it can)."""
+    if _checks_on_production(target):
+        return "prod"
+    return "test" if target in ("", "cpu") else "sim"
 
 
 def _checks_on_production(target: str) -> bool:

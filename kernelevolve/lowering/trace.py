@@ -73,8 +73,9 @@ def trace_spec(spec_path: str | Path, production_sizes: bool = False, which: str
     covering those cases; ``production_sizes`` also records the sizes of its production case (read on
     the meta device, so nothing is allocated) for choosing block sizes.
 
-    ``which`` is the case set the target checks candidates on: ``test`` on the CPU interpreter and the
-    simulated targets (shrunk copies of a KernelBench file's inputs), ``prod`` on a GPU. A size the trace
+    ``which`` is the case set the target checks candidates on: ``test`` on the CPU interpreter (shrunk copies
+    of a KernelBench file's inputs), ``sim`` on the simulated targets (shrunk, constructor args kept where it
+    can), ``prod`` on a GPU. A size the trace
     fixes (``LayerNorm(hidden)`` pins the row length to its constructor arg) is then fixed at the value the
     checks and timings use. Sizes stay symbolic unless the traced case is the only one the draft will run
     (``_fixed_sizes``)."""
@@ -186,8 +187,8 @@ def _init_args(spec: Any, which: str) -> list[Any]:
 def _test_init_args(spec: Any, which: str) -> list[Any] | None:
     """The test cases' constructor args, when traced on production: None where the spec has no test case (it
     cannot be shrunk without changing a structural constant), since a production trace does not need one."""
-    if which == "test":
-        return _init_args(spec, "test")
+    if which != "prod":
+        return _init_args(spec, which)
     from evaluators.spec import SpecError
 
     try:
