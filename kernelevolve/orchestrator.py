@@ -38,6 +38,7 @@ from kernelevolve.memory import RunMemory, gather, overview_markdown
 from kernelevolve.operators.base import OperatorError, Proposal, ProposalContext, SpaceExhausted
 from kernelevolve.operators.llm import TransientOperatorError
 from kernelevolve.runner import SearchConfig, finish_run, persist_node
+from kernelevolve.store import layout
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 from kernelevolve.store.records import RunRecord
@@ -133,7 +134,7 @@ class RunDriver:
         self.view = PendingView(self.graph)
         self.rules = Termination(self.cfg.budget, self.cfg.time_limit_s, self.cfg.stall_after,
                                  self.cfg.fitness_target)
-        self.spec_text = objects.get_text(f"specs/{run.spec_hash}.py")
+        self.spec_text = objects.get_text(layout.spec_key(run.spec_hash))
         self.spec_name = self.cfg.spec_path.rsplit("/", 1)[-1] or f"{run.op}.py"
         self.vendor = get_target(run.hw).vendor
         self.transient_failures = 0

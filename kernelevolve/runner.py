@@ -19,7 +19,7 @@ from evaluators.identity import source_hash
 from evaluators.result import EvaluationResult
 from kernelevolve.errors import UserError
 from kernelevolve.operators.base import Proposal
-from kernelevolve.store.evaluations import final_ref
+from kernelevolve.store import layout
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 from kernelevolve.store.records import CaseRecord, RunRecord
@@ -60,7 +60,7 @@ class SearchConfig:
 def create_run(store: MetadataStore, objects: ObjectStore, cfg: SearchConfig, spec_text: str,
                extra: dict[str, Any] | None = None) -> RunRecord:
     spec_hash = source_hash(spec_text)
-    objects.put_text(f"specs/{spec_hash}.py", spec_text)
+    objects.put_text(layout.spec_key(spec_hash), spec_text)
     run = RunRecord(
         run_id=uuid.uuid4().hex[:8], op=cfg.op, op_path=cfg.spec_path, spec_hash=spec_hash, hw=cfg.hw,
         strategy=cfg.strategy, operator=cfg.operator, budget=cfg.budget, seed=cfg.seed,
@@ -78,9 +78,9 @@ def persist_node(store: MetadataStore, objects: ObjectStore, run: RunRecord, ope
 
     ``also`` runs more store writes in the node's transaction (one attachment instead of two)."""
     path_ref = objects.put_kernel(proposal.source)
-    prefix = ObjectStore.node_prefix(run.run_id, node_id)
-    objects.put_json(prefix + "evaluation.json", result.to_dict())
-    objects.put_json(prefix + "operator.json", {"operator": operator_name, **proposal.meta})
+    prefix = layout.node_prefix(run.run_id, node_id)
+    objects.put_json(prefix + layout.EVALUATION, result.to_dict())
+    objects.put_json(prefix + layout.OPERATOR, {"operator": operator_name, **proposal.meta})
     node = Node(
         run_id=run.run_id, node_id=node_id, parent_id=parent.node_id if parent else None,
         depth=(parent.depth + 1) if parent else 1, candidate_hash=digest, status=result.status,
@@ -93,7 +93,7 @@ def persist_node(store: MetadataStore, objects: ObjectStore, run: RunRecord, ope
     for name, text in proposal.artifacts.items():  # prompt and response of an LLM operator
         objects.put_text(prefix + name, text)
     if overview is not None:
-        objects.put_text(prefix + "overview.md", overview(node))
+        objects.put_text(prefix + layout.OVERVIEW, overview(node))
     cases = [CaseRecord(run.run_id, node_id, c.name, c.status, c.latency_ms, c.eager_ms, c.compile_ms,
                         c.max_abs_err, c.error) for c in result.cases]
     with store.batch():
@@ -127,7 +127,7 @@ def finish_run(store: MetadataStore, objects: ObjectStore, run: RunRecord,
             node = store.get_node(run.run_id, node_id)
             assert node is not None
             result = evaluate(objects.get_text(node.path_ref))
-            objects.put_json(final_ref(run.run_id, node_id, node_id == best[0].node_id),
+            objects.put_json(layout.final_key(run.run_id, node_id, node_id == best[0].node_id),
                              {"node_id": node_id, **result.to_dict()})
             log.info("winner_remeasured", run_id=run.run_id, node_id=node_id, status=result.status,
                      search_fitness=node.fitness, fitness=result.fitness)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from helpers.report_store import write_gpu_like_run
 
-from kernelevolve.store.evaluations import FINAL, SEARCH, authoritative_evaluation, final_ref
+from kernelevolve.store.evaluations import FINAL, SEARCH, authoritative_evaluation
+from kernelevolve.store.layout import final_key
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 
@@ -23,7 +24,7 @@ def _open(state: Path, run_id: str):
 def test_the_final_re_measurement_counts_only_for_its_own_passing_node(tmp_path: Path, capsys) -> None:
     run_id = write_gpu_like_run(tmp_path)
     meta, objects, run, best = _open(tmp_path, run_id)
-    final = objects.get_json(final_ref(run_id, best.node_id, True))
+    final = objects.get_json(final_key(run_id, best.node_id, True))
     evaluation, source = authoritative_evaluation(meta, objects, run, best, best=True)
     assert source == FINAL and evaluation == final
     searched = objects.get_json(ObjectStore.node_prefix(run_id, best.node_id) + "evaluation.json")
@@ -34,10 +35,10 @@ def test_the_final_re_measurement_counts_only_for_its_own_passing_node(tmp_path:
     assert source == SEARCH and evaluation["cases"] != final["cases"]
     assert authoritative_evaluation(meta, objects, run, other, best=False, fallback=False) == (None, "")
 
-    objects.put_json(final_ref(run_id, best.node_id, True), {**final, "status": "incorrect"})
+    objects.put_json(final_key(run_id, best.node_id, True), {**final, "status": "incorrect"})
     assert authoritative_evaluation(meta, objects, run, best, best=True) == (searched, SEARCH)
 
-    (tmp_path / "artifacts" / final_ref(run_id, best.node_id, True)).write_text("{truncated", encoding="utf-8")
+    (tmp_path / "artifacts" / final_key(run_id, best.node_id, True)).write_text("{truncated", encoding="utf-8")
     assert authoritative_evaluation(meta, objects, run, best, best=True) == (searched, SEARCH)
     assert "cannot be read" in capsys.readouterr().err
 

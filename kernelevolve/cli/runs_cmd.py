@@ -12,6 +12,7 @@ import click
 
 from kernelevolve.cli.common import emit_json, json_option, open_state, resolve_run, state_options
 from kernelevolve.errors import UserError
+from kernelevolve.store import layout
 from kernelevolve.store.recovery import missing_artifacts, warn
 from search.node import Node
 
@@ -147,7 +148,7 @@ def best_cmd(run_id, out, fmt, state_dir, store_url, as_json) -> None:
     sources = _sources(meta, objects, run.run_id, node.node_id, evaluations)
     with tempfile.TemporaryDirectory(prefix="ke-best-") as tmp:
         spec_path = Path(tmp) / f"{run.op}.py"  # the exact spec the run used, as stored with it
-        spec_path.write_text(objects.get_text(f"specs/{run.spec_hash}.py"), encoding="utf-8")
+        spec_path.write_text(objects.get_text(layout.spec_key(run.spec_hash)), encoding="utf-8")
         try:
             plan = export(out_path, sources, spec_path, plan_dispatch(evaluations, node.node_id), run.run_id,
                           run.op, run.hw, fmt)
@@ -207,10 +208,10 @@ def _op_name(op: str) -> str:
 def winner_evaluations(meta, objects, run_id: str, best_node: int) -> dict[int, dict]:
     """node -> the evaluation that decides its routes: the fresh final re-measurement where the run made one
     (``finish_run``), else the node's search-time evaluation; the best node and every per-case winner."""
-    from kernelevolve.store.evaluations import authoritative_evaluation, final_ref
+    from kernelevolve.store.evaluations import authoritative_evaluation
 
     nodes = [best_node] + sorted({n for n, _ in meta.case_winners(run_id).values()} - {best_node})
-    run, finished = meta.get_run(run_id), objects.exists(final_ref(run_id, best_node, True))
+    run, finished = meta.get_run(run_id), objects.exists(layout.final_key(run_id, best_node, True))
     out = {}
     for node_id in nodes:
         # without a re-measurement of it, a node counts only where the run made none at all (a run from before

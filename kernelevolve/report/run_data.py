@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernelevolve.store import layout
 from kernelevolve.store.evaluations import FINAL, SEARCH, authoritative_evaluation
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore, StoreError
@@ -74,16 +75,16 @@ def trim_evaluation(evaluation: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def node_detail(objects: ObjectStore, node: Node, code_cache: dict[str, str]) -> NodeDetail:
     detail = NodeDetail()
-    prefix = ObjectStore.node_prefix(node.run_id, node.node_id)
+    prefix = layout.node_prefix(node.run_id, node.node_id)
     if node.path_ref:
         if node.path_ref not in code_cache:
             code_cache[node.path_ref] = _try(objects, node.path_ref, "get_text", detail.missing, "code") or ""
         detail.code = code_cache[node.path_ref]
-    detail.evaluation = trim_evaluation(_try(objects, prefix + "evaluation.json", "get_json", detail.missing,
-                                             "evaluation.json"))
-    detail.operator = _try(objects, prefix + "operator.json", "get_json", detail.missing, "operator.json") or {}
-    if _try(objects, prefix + "overview.md", "exists", detail.missing, "overview.md"):  # older nodes have none
-        detail.overview = _try(objects, prefix + "overview.md", "get_text", detail.missing, "overview.md") or ""
+    detail.evaluation = trim_evaluation(_try(objects, prefix + layout.EVALUATION, "get_json", detail.missing,
+                                             layout.EVALUATION))
+    detail.operator = _try(objects, prefix + layout.OPERATOR, "get_json", detail.missing, layout.OPERATOR) or {}
+    if _try(objects, prefix + layout.OVERVIEW, "exists", detail.missing, layout.OVERVIEW):  # older nodes have none
+        detail.overview = _try(objects, prefix + layout.OVERVIEW, "get_text", detail.missing, layout.OVERVIEW) or ""
     return detail
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelevolve.store import layout
 from kernelevolve.store.objects import ObjectStore, StoreError
 from kernelevolve.store.recovery import node_evaluation, warn
 from search.node import Node
@@ -19,15 +20,9 @@ FINAL = "final"  # the run's fresh re-measurement of the node
 SEARCH = "search"  # the node's evaluation during the search
 
 
-def final_ref(run_id: str, node_id: int, best: bool) -> str:
-    """Where a run's fresh re-measurement of a node lives: ``final.json`` for the overall best (the name
-    older runs used), ``final_node_<id>.json`` for the other per-case winners."""
-    return f"runs/{run_id}/final.json" if best else f"runs/{run_id}/final_node_{node_id}.json"
-
-
 def final_evaluation(objects: ObjectStore, run_id: str, node_id: int, best: bool) -> dict[str, Any] | None:
     """The run's passing re-measurement of this node, or None (none made, another node's, failed, unreadable)."""
-    ref = final_ref(run_id, node_id, best)
+    ref = layout.final_key(run_id, node_id, best)
     try:
         final = objects.get_json(ref) if objects.exists(ref) else None
     except StoreError as exc:

@@ -16,6 +16,7 @@ from typing import Any
 
 from evaluators.identity import source_hash
 from kernelevolve.errors import StoreFailure
+from kernelevolve.store import layout
 from kernelevolve.store.retry import retrying
 
 _PRIVATE = ".ke-"  # temp/probe objects; never listed
@@ -149,7 +150,7 @@ class ObjectStore:
 
     def put_kernel(self, source: str) -> str:
         """Store a kernel under its sha256, so identical candidates share one object."""
-        ref = f"kernels/{source_hash(source)}.py"
+        ref = layout.kernel_key(source_hash(source))
         if not self.exists(ref):
             self.put_text(ref, source)
         return ref
@@ -240,5 +241,5 @@ class ObjectStore:
 
     @staticmethod
     def node_prefix(run_id: str, node_id: int) -> str:
-        """Where a node's artifacts live; zero-padded so listings sort in node order."""
-        return f"runs/{run_id}/nodes/{node_id:06d}/"
+        """Where a node's artifacts live (:mod:`kernelevolve.store.layout`)."""
+        return layout.node_prefix(run_id, node_id)

@@ -13,12 +13,12 @@ from typing import Any
 
 import structlog
 
+from kernelevolve.store import layout
 from kernelevolve.store.objects import ArtifactMissing, ObjectStore
 from search.node import Node
 
 log = structlog.get_logger("kernelevolve.store")
 
-NODE_ARTIFACTS = ("evaluation.json", "operator.json")  # written for every node (runner.persist_node)
 
 
 def warn(message: str) -> None:
@@ -30,12 +30,12 @@ def warn(message: str) -> None:
 def missing_artifacts(meta: Any, objects: ObjectStore, run_id: str) -> dict[int, list[str]]:
     """node id -> the names of its artifacts (and its kernel's ref) absent from the store; two listings."""
     nodes: list[Node] = meta.nodes(run_id)
-    present = set(objects.list(f"runs/{run_id}/nodes/"))
-    kernels = set(objects.list("kernels/"))
+    present = set(objects.list(layout.nodes_prefix(run_id)))
+    kernels = set(objects.list(layout.KERNELS))
     missing: dict[int, list[str]] = {}
     for node in nodes:
-        prefix = ObjectStore.node_prefix(run_id, node.node_id)
-        lost = [name for name in NODE_ARTIFACTS if prefix + name not in present]
+        prefix = layout.node_prefix(run_id, node.node_id)
+        lost = [name for name in layout.NODE_ARTIFACTS if prefix + name not in present]
         if node.path_ref and node.path_ref not in kernels:
             lost.append(node.path_ref)
         if lost:
@@ -45,7 +45,7 @@ def missing_artifacts(meta: Any, objects: ObjectStore, run_id: str) -> dict[int,
 
 def node_evaluation(meta: Any, objects: ObjectStore, run: Any, node: Node) -> dict[str, Any]:
     """The node's stored ``evaluation.json``, else one rebuilt from its row and case records (warned)."""
-    ref = ObjectStore.node_prefix(run.run_id, node.node_id) + "evaluation.json"
+    ref = layout.evaluation_key(run.run_id, node.node_id)
     try:
         return objects.get_json(ref)
     except ArtifactMissing:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.errors import UserError
+from kernelevolve.store import layout
 from kernelevolve.sweep.metrics import by_level
 from kernelevolve.sweep.problems import Problem
 
@@ -79,7 +80,7 @@ def _shrunk(objects: Any, run: Any) -> dict | None:
         return None
     if (run.config or {}).get("shrunk"):
         return run.config["shrunk"]
-    ref = objects.node_prefix(run.run_id, 1) + "evaluation.json"
+    ref = layout.evaluation_key(run.run_id, 1)
     return ((objects.get_json(ref).get("extra") or {}).get("shrunk") or None) if objects.exists(ref) else None
 
 

@@ -16,7 +16,7 @@ from evaluators.identity import source_hash
 from evaluators.result import CaseResult, EvaluationResult
 from kernelevolve.operators.base import Proposal
 from kernelevolve.runner import SearchConfig, create_run, persist_node
-from kernelevolve.store.evaluations import final_ref
+from kernelevolve.store.layout import final_key
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 
@@ -76,7 +76,7 @@ def write_gpu_like_run(state: Path, nodes: int | None = None, finish: bool = Tru
     if finish:
         best = meta.best_nodes(run.run_id, 1)[0]
         final = _timed(random.Random(1), quality=0.8 + 0.12 * best.node_id)
-        objects.put_json(final_ref(run.run_id, best.node_id, True), {"node_id": best.node_id, **final.to_dict()})
+        objects.put_json(final_key(run.run_id, best.node_id, True), {"node_id": best.node_id, **final.to_dict()})
         meta.update_run(run.run_id, status="completed", best_node_id=best.node_id)
     return run.run_id
 
