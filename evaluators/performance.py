@@ -30,6 +30,7 @@ from evaluators.correctness import FRESH_SEED_OFFSET, flatten_outputs, make_inpu
 from evaluators.device_lock import exclusive_device, shared_device
 from evaluators.fresh_inputs import FreshInputs
 from evaluators.gpu_state import gpu_state
+from evaluators.job import FULL_TARGET_MS
 from evaluators.profiling import kernel_breakdown, ncu_available, ncu_metrics
 from evaluators.roofline import Peaks, analyse, compute_dtype, default_work
 from evaluators.spec import OperatorSpec
@@ -87,7 +88,7 @@ class _Clock:
 def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path: str, device: str,
             compile_baseline: bool = True, peaks: dict[str, Any] | None = None, profile: bool = True,
             ncu: bool = False, baseline_dir: str | None = None, screen_below: float | None = None,
-            target_ms: float = 150.0, judged_err: dict[str, float] | None = None) -> dict[str, Any]:
+            target_ms: float = FULL_TARGET_MS, judged_err: dict[str, float] | None = None) -> dict[str, Any]:
     """Returns {"cases": {name: {candidate_ms, ..._iqr_ms, eager_ms, compile_ms, roofline...}}, "gpu": {...},
     "phases": {...}, "screened": bool, "timed_checks": {case: outputs checked}}. With ``profile`` the first case
     (production shapes come first) is also profiled: kernels and launches per forward, and Nsight Compute

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.device_lock import shared_device
+from evaluators.job import EvaluationJob
 
 RELEASE_ABOVE = 256 << 20  # unused cached device bytes the judge gives back after a judgement
 CONTEXTS = 3  # CUDA contexts a slot keeps: the worker's, its candidate process's and the spare's
@@ -143,12 +144,12 @@ class SlotJudge:
             self._specs[path] = load_spec(path)
         return self._specs[path]
 
-    def __call__(self, job: dict[str, Any], which: str, device: str, seeds: list[int], message: dict[str, Any],
+    def __call__(self, job: EvaluationJob, which: str, device: str, seeds: list[int], message: dict[str, Any],
                  workdir: Path, calls: tuple[int, ...] = (0, 1)) -> tuple[str, Any]:
         from evaluators.correctness import CALLS, judge
         from evaluators.tensor_transport import TransportError, receive_outputs
 
-        spec = self.spec(job["spec_path"])
+        spec = self.spec(job.spec_path)
         if device not in self._caches:
             from evaluators.judging import ReferenceCache
             from evaluators.numerics import configure_numerics

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import torch
 
+from evaluators.job import FULL_TARGET_MS
 from evaluators.seeding import seed_forward
 
 # A GPU-side spin of ~100 us between the L2 flush and the start event, so the host has already queued the
@@ -55,7 +56,7 @@ class Timing:
 
 def interleaved_timings(
     fns: dict[str, Callable[[], object]],
-    target_ms_per_fn: float = 150.0,
+    target_ms_per_fn: float = FULL_TARGET_MS,
     min_reps: int = 15,
     max_reps: int = 500,
     warmup: int = 5,

@@ -22,6 +22,7 @@ from typing import Any
 
 from evaluators import EVALUATOR_VERSION
 from evaluators.candidate_runner import SpareRunner, discard
+from evaluators.job import EvaluationJob
 from evaluators.physics import floor_verdict, withheld_reason
 from evaluators.result import CaseResult, EvaluationResult, geomean
 from evaluators.slot_judge import SlotJudge
@@ -57,7 +58,7 @@ def main() -> None:
             continue
         job = json.loads(line)
         try:
-            result = evaluate(job, judge)
+            result = evaluate(EvaluationJob.from_dict(job), judge)
         except Exception as exc:  # the harness itself failed: report it, stay alive
             result = EvaluationResult.failure("crash", f"evaluator error: {type(exc).__name__}: {exc}")
         # exit code 255 is what a candidate process reads when its server died holding its real status; the
@@ -100,40 +101,37 @@ def fork_server_alive(pid: int | None, grace_s: float = 0.0) -> bool:
         time.sleep(0.05)
 
 
-def evaluate(job: dict[str, Any], judge: SlotJudge) -> EvaluationResult:
+def evaluate(job: EvaluationJob | dict[str, Any], judge: SlotJudge) -> EvaluationResult:
     """Admission to the device's memory (:mod:`evaluators.admission`), then the evaluation itself. A node that
     cannot fit even alone ends as ``too_large``: the device's verdict, not the kernel's."""
     from evaluators.admission import PEAK_RATIO, TooLarge, estimated_peak
 
-    device = job.get("device", "cpu")
+    job = EvaluationJob.coerce(job)
+    device, which = job.device, job.which
     ledger = judge.ledger(device)
     if ledger is None:
         return _evaluate(job, judge)
-    which = job.get("cases", "test" if device == "cpu" else "prod")
-    case = judge.case_bytes(job["spec_path"], which)
-    need = judge.reservation(job["spec_path"], which)
+    case = judge.case_bytes(job.spec_path, which)
+    need = judge.reservation(job.spec_path, which)
     notify = judge.notify or (lambda waited: None)
     try:
-        with ledger.reserve(judge.holder, need, on_wait=lambda waited: notify(job.get("id"), waited)) as waited:
+        with ledger.reserve(judge.holder, need, on_wait=lambda waited: notify(job.id, waited)) as waited:
             result = _evaluate(job, judge)
     except TooLarge as exc:
         basis = f"{PEAK_RATIO:g}x its case's {case / 2**30:.2f} GiB plus 1 GiB" if case else "its minimum"
         if need > estimated_peak(case or 0):
             basis = "what an earlier evaluation of it used, and a tenth more"
         return EvaluationResult.failure("too_large", f"not run: {exc}; an evaluation of this problem needs {basis}",
-                                        target=job.get("target", "cpu"), evaluator_version=EVALUATOR_VERSION)
+                                        target=job.target, evaluator_version=EVALUATOR_VERSION)
     result.extra["admission"] = {"reserved_bytes": need, "case_bytes": case, "waited_s": round(waited, 3)}
-    judge.learned(job["spec_path"], which, device)
+    judge.learned(job.spec_path, which, device)
     return result
 
 
-def _evaluate(job: dict[str, Any], judge: SlotJudge) -> EvaluationResult:
+def _evaluate(job: EvaluationJob, judge: SlotJudge) -> EvaluationResult:
     """Static checks; then in one candidate process: correctness (judged here), simulation or timing."""
     started, wall_start = time.monotonic(), time.time()
-    device, target = job.get("device", "cpu"), job.get("target", "cpu")
-    which = job.get("cases", "test" if device == "cpu" else "prod")
-    seeds = job.get("seeds", [0, 1, 2])
-    timeout = float(job.get("timeout_s", 120))
+    device, target, which, seeds, timeout = job.device, job.target, job.which, job.seeds, float(job.timeout_s)
     base = {"target": target, "evaluator_version": EVALUATOR_VERSION}
     phases: dict[str, float] = {}
 
@@ -150,24 +148,24 @@ def _evaluate(job: dict[str, Any], judge: SlotJudge) -> EvaluationResult:
     runner = None
     try:
         t0 = time.monotonic()
-        if job.get("static_checks", True):
-            violations = check_source(Path(job["candidate_path"]).read_text(encoding="utf-8"))
+        if job.static_checks:
+            violations = check_source(Path(job.candidate_path).read_text(encoding="utf-8"))
             if violations:
                 res = EvaluationResult.failure("rejected", str(violations[0]), **base)
                 res.extra["violations"] = [str(v) for v in violations]
                 return finish(res)
         phases["static"] = time.monotonic() - t0
-        runner = _SPARE.take(device, job.get("memory_limit_mb"))
+        runner = _SPARE.take(device, job.memory_limit_mb)
         # the server this process came from, which may be older than the current one: a spare forked before its
         # server was killed dies later, with exit code 255, while a new server already runs (issue #28)
         judge.server_pid = runner.server_pid
         phases["start"] = runner.start_s  # the wait for a process started ahead (candidate_runner.SpareRunner)
         phases["spawn_ahead"] = runner.spawn_s  # its own start-up, mostly overlapped with the last evaluation
         workdir = runner.workdir
-        paths = {"spec_path": job["spec_path"], "candidate_path": job["candidate_path"]}
+        paths = {"spec_path": job.spec_path, "candidate_path": job.candidate_path}
         failure, cases, launches = _check(runner, judge, job, paths, which, device, seeds, timeout, workdir, phases)
         # a KernelBench file checked on shrunk copies of its production inputs says so (shrink.py)
-        shrunk = judge.spec(job["spec_path"]).shrunk_for(which)
+        shrunk = judge.spec(job.spec_path).shrunk_for(which)
         if failure is not None:
             if shrunk:
                 failure.extra["shrunk"] = shrunk
@@ -176,21 +174,17 @@ def _evaluate(job: dict[str, Any], judge: SlotJudge) -> EvaluationResult:
         result = EvaluationResult(status="ok", fitness=1.0, cases=cases, launches_per_forward=launches, **base)
         if shrunk:
             result.extra["shrunk"] = shrunk
-        if job.get("simulate"):
+        if job.simulate:
             t0 = time.monotonic()
-            status, reply = runner.request({"cmd": "simulate", **paths, "hardware": job["simulate"]},
+            status, reply = runner.request({"cmd": "simulate", **paths, "hardware": job.simulate},
                                            max(timeout, 300.0), "simulate")
             phases["simulate"] = time.monotonic() - t0
             if status != "ok":
                 return finish(EvaluationResult.failure(status, "simulation: " + reply["reason"], **base))
-            _apply_simulation(result, reply["simulation"], job.get("peaks"))
+            _apply_simulation(result, reply["simulation"], job.peaks)
             speedup = result.speedup_vs_eager or 0
-        elif device != "cpu" and job.get("time", True):
-            options = {"compile_baseline": bool(job.get("compile_baseline", True)), "peaks": job.get("peaks"),
-                       "profile": bool(job.get("profile", True)), "ncu": bool(job.get("ncu", False)),
-                       "baseline_dir": job.get("baseline_cache_dir"), "screen_below": job.get("screen_below"),
-                       "target_ms": float(job.get("target_ms", 150.0)),
-                       "judged_err": {c.name: c.max_abs_err for c in cases if c.max_abs_err is not None}}
+        elif device != "cpu" and job.time:
+            options = job.timing_options({c.name: c.max_abs_err for c in cases if c.max_abs_err is not None})
             status, reply = runner.request({"cmd": "time", **paths, "options": options}, max(timeout, 600.0),
                                            "timing")
             if status == "ok" and reply.get("status", "ok") != "ok":  # a sampled timed output failed its check
@@ -215,13 +209,13 @@ def _evaluate(job: dict[str, Any], judge: SlotJudge) -> EvaluationResult:
             result.extra["reverified_seeds"] = REVERIFY_SEEDS
         return finish(result)
     finally:
-        if runner is not None and job.get("keep_workdir"):
+        if runner is not None and job.keep_workdir:
             runner.close()
         elif runner is not None:
             discard(runner)  # the process and its work folder
 
 
-def _check(runner: Any, judge: SlotJudge, job: dict[str, Any], paths: dict[str, str], which: str, device: str,
+def _check(runner: Any, judge: SlotJudge, job: EvaluationJob, paths: dict[str, str], which: str, device: str,
            seeds: list[int], timeout: float, workdir: Path, phases: dict[str, float], label: str = "candidate",
            ) -> tuple[EvaluationResult | None, list[CaseResult], float | None]:
     """Run the candidate on ``seeds`` and judge it: (failure or None, cases, launches per forward).
@@ -230,7 +224,7 @@ def _check(runner: Any, judge: SlotJudge, job: dict[str, Any], paths: dict[str, 
     when it is asked for the next, so the device holds one call's outputs, not every seed's (issue #28)."""
     from evaluators.correctness import CALLS
 
-    base = {"target": job.get("target", "cpu"), "evaluator_version": EVALUATOR_VERSION}
+    base = {"target": job.target, "evaluator_version": EVALUATOR_VERSION}
     prefix = "" if label == "candidate" else label + "_"
     launches: list[float] = []
     verdicts: dict[str, CaseResult] = {}
@@ -249,7 +243,7 @@ def _check(runner: Any, judge: SlotJudge, job: dict[str, Any], paths: dict[str, 
         status, verdict = judge(job, which, device, [seed], reply["outputs"], workdir, (index,))
         phases[prefix + "judge"] = phases.get(prefix + "judge", 0.0) + time.monotonic() - t0
         if judge.progress:
-            judge.progress(job.get("id"), f"{label} seed {seed} call {call}")
+            judge.progress(job.id, f"{label} seed {seed} call {call}")
         if status != "ok":
             return EvaluationResult.failure(status, "reference check: " + verdict, **base), [], _mean(launches)
         for case in verdict:

@@ -6,11 +6,10 @@ import dataclasses
 from pathlib import Path
 
 from evaluators.identity import source_hash
+from evaluators.job import EvaluationJob
 from evaluators.result import EvaluationResult
 from interpreters.sandbox import EvaluationWorker
 from interpreters.targets import Target
-
-SEARCH_TARGET_MS = 50.0  # ms per callable and case in a search node's full timing (``ke eval`` and finals: 150)
 
 
 class DeviceUnavailable(Exception):
@@ -70,16 +69,14 @@ class LocalExecutor:
         self.scratch.mkdir(parents=True, exist_ok=True)
         path = self.scratch / f"cand_{source_hash(source)[:16]}.py"
         path.write_text(source, encoding="utf-8")
-        job = {
-            "spec_path": str(spec_path), "candidate_path": str(path), "device": self.device,
-            "target": self.target.name, "timeout_s": self.timeout_s, "memory_limit_mb": self.memory_limit_mb,
-            "peaks": target_peaks(self.target), "ncu": self.ncu,
-            "baseline_cache_dir": str(self.scratch.parent / "baselines"),
-        }
+        job = EvaluationJob(
+            spec_path=str(spec_path), candidate_path=str(path), device=self.device, target=self.target.name,
+            timeout_s=self.timeout_s, memory_limit_mb=self.memory_limit_mb, peaks=target_peaks(self.target),
+            ncu=self.ncu, baseline_cache_dir=str(self.scratch.parent / "baselines"))
         if final is False:
-            job.update(profile=False, target_ms=SEARCH_TARGET_MS, screen_below=screen_below)
+            job = job.search_node(screen_below)
         if self.simulated:  # checked where sizes fixed by the constructor args are the production ones
-            job.update(simulate=hardware_record(self.target), cases="sim")
+            job = dataclasses.replace(job, simulate=hardware_record(self.target), cases="sim")
         return self._worker.evaluate(job)
 
     def close(self) -> None:

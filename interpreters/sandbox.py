@@ -10,6 +10,7 @@ its fork server and candidate processes die with it, so a stopped or killed ``ke
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -22,6 +23,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from evaluators.job import EvaluationJob
 from evaluators.result import EvaluationResult
 
 _SECRET = re.compile(r"(KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL|SESSION)", re.I)
@@ -102,18 +104,18 @@ class EvaluationWorker:
         except queue.Empty:
             return None
 
-    def evaluate(self, job: dict[str, Any]) -> EvaluationResult:
+    def evaluate(self, job: EvaluationJob | dict[str, Any]) -> EvaluationResult:
         if self._proc is None or self._proc.poll() is not None:
             self.start()
         proc = self._proc
         if proc is None or proc.stdin is None:  # closed from another thread since start()
             raise RuntimeError("evaluation worker is closed")
-        job = {**job, "id": next(self._ids)}
-        timeout = float(job.get("timeout_s", 120))
+        job = dataclasses.replace(EvaluationJob.coerce(job), id=next(self._ids))
+        timeout = float(job.timeout_s)
         # candidate phase + judge + timing each have their own deadline inside the worker
-        backstop = timeout + max(timeout, 300.0) + (max(timeout, 600.0) if job.get("device", "cpu") != "cpu" else 0)
+        backstop = timeout + max(timeout, 300.0) + (max(timeout, 600.0) if job.device != "cpu" else 0)
         try:
-            proc.stdin.write(json.dumps(job) + "\n")
+            proc.stdin.write(json.dumps(job.to_dict()) + "\n")
             proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self._restart()
@@ -127,7 +129,7 @@ class EvaluationWorker:
             # a node waiting for device memory (evaluators/admission.py) says so every 10 s, and every judged
             # call of the protocol says it ended: each such line restarts the deadline above, which bounds one
             # step (a call, its judgement, the timing), not the six calls and a re-verification together
-            if reply.get("id") == job["id"] and "result" in reply:
+            if reply.get("id") == job.id and "result" in reply:
                 return EvaluationResult.from_dict(reply["result"])
 
     def _restart(self) -> None:

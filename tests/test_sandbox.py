@@ -134,3 +134,17 @@ def test_every_judged_call_sends_a_line_that_restarts_the_backstop(worker) -> No
     steps = [json.loads(line).get("progress") for line in lines if line and "progress" in line]
     assert steps == [f"candidate seed {s} call {c}" for s in (0, 1, 2) for c in (1, 2)], lines
     assert "result" in json.loads(lines[-1] or "{}")
+
+
+def test_a_job_with_an_unknown_key_is_refused_before_it_runs() -> None:
+    """The job is typed (evaluators/job.py): a misspelt option fails at once instead of silently taking its
+    default, and the defaults a job does not name are the ones stated there."""
+    from evaluators.job import FULL_TARGET_MS, SEARCH_TARGET_MS, EvaluationJob
+
+    with pytest.raises(ValueError, match="unknown keys: screen_bellow"):
+        EvaluationJob.from_dict(job(SEED, screen_bellow=1.0))
+    typed = EvaluationJob.from_dict(job(SEED))
+    assert typed.which == "test" and typed.target_ms == FULL_TARGET_MS and typed.seeds == [0, 1, 2]
+    node = typed.search_node(0.5)
+    assert (node.target_ms, node.profile, node.screen_below) == (SEARCH_TARGET_MS, False, 0.5)
+    assert EvaluationJob.from_dict(node.to_dict()) == node  # what crosses the worker's stdin
