@@ -288,7 +288,7 @@ def main() -> None:
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     fast = _load(SAMPLES / "conv1d_fast.py", "conv1d_fast")
     seed = _load(SAMPLES / "conv1d.py", "conv1d_seed")
-    spec = _load(ROOT / "kernelevolve" / "ops" / "conv1d.py", "conv1d_spec")
+    spec = _load(ROOT / "kernelevolve" / "builtin_specs" / "conv1d.py", "conv1d_spec")
     torch.manual_seed(0)
     ref_mod = spec.PytorchModel().cuda()
     seed_mod, fast_mod = seed.TritonModel().cuda(), fast.TritonModel().cuda()

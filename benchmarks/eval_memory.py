@@ -40,7 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 GIB = 1 << 30
 RATIO, SLACK = 3, GIB  # the bound: RATIO x the case's bytes + SLACK
-WARMUP_SPEC = ROOT / "kernelevolve" / "ops" / "swish.py"
+WARMUP_SPEC = ROOT / "kernelevolve" / "builtin_specs" / "swish.py"
 WARMUP_CANDIDATE = ROOT / "tests" / "adversarial" / "candidates" / "honest__swish_autotune.py"
 
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 from interpreters.sandbox import EvaluationWorker  # noqa: E402
 
 HERE = ROOT / "benchmarks" / "gpu_isolation"
-SPEC = ROOT / "kernelevolve" / "ops" / "swish.py"
+SPEC = ROOT / "kernelevolve" / "builtin_specs" / "swish.py"
 HONEST = ROOT / "knowledge_base" / "code_samples" / "swish.py"
 SEQUENCE = [("honest", HONEST), ("illegal_address", HERE / "illegal_address.py"), ("honest", HONEST),
             ("device_hang", HERE / "device_hang.py"), ("honest", HONEST), ("segfault", HERE / "segfault.py"),

@@ -33,13 +33,13 @@ from evaluators.result import EvaluationResult  # noqa: E402
 from interpreters.pools import EvaluationRequest, PoolSet, SlotPool  # noqa: E402
 from kernelevolve.generation import ThreadGeneration  # noqa: E402
 from kernelevolve.orchestrator import Orchestrator, RunDriver  # noqa: E402
+from kernelevolve.run_records import SearchConfig  # noqa: E402
 from kernelevolve.run_setup import make_operator, new_run  # noqa: E402
-from kernelevolve.runner import SearchConfig  # noqa: E402
 from kernelevolve.store.metadata import MetadataStore  # noqa: E402
 from kernelevolve.store.objects import ObjectStore  # noqa: E402
 
 RESULTS = Path(os.environ.get("KE_RESULTS_DIR", ROOT / "benchmarks" / "results")) / "orchestrator_overhead"
-SPEC = ROOT / "kernelevolve" / "ops" / "softmax.py"
+SPEC = ROOT / "kernelevolve" / "builtin_specs" / "softmax.py"
 
 
 class InstantSlot:

@@ -65,7 +65,7 @@ def main() -> None:
     rows, evaluations = [], []
     with EvaluationWorker({}) as worker:
         for op, sample in KERNELS:
-            spec_path = ROOT / "kernelevolve" / "ops" / f"{op}.py"
+            spec_path = ROOT / "kernelevolve" / "builtin_specs" / f"{op}.py"
             cand = ROOT / "knowledge_base" / "code_samples" / sample
             job = {"spec_path": str(spec_path), "candidate_path": str(cand), "device": "cuda",
                    "target": target.name, "timeout_s": args.timeout}

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from kernelevolve.operators.tunables import RANGES, find_tunables, rewrite  # noqa: E402
 
-OPS = ROOT / "kernelevolve" / "ops"
+OPS = ROOT / "kernelevolve" / "builtin_specs"
 SAMPLES = ROOT / "knowledge_base" / "code_samples"
 SIM_OPS = ROOT / "benchmarks" / "sim_ops"
 SEEDS = [

@@ -44,7 +44,7 @@ STATUS_CUTS = [(0.70, "ok"), (0.80, "incorrect"), (0.87, "compile_error"), (0.93
 P_DRAFT, P_RECENT = 0.002, 0.6  # parent: the root; a recent node (chains, depth ~2.5 ln n); else uniform earlier
 TARGET, EVALUATOR_VERSION = "h200", "1"
 SQL_STATUS = "CASE " + " ".join(f"WHEN u < {cut} THEN '{s}'" for cut, s in STATUS_CUTS) + " END"
-RUN_ID_SQL = "substr(md5('run' || run_idx), 1, 8)"  # uuid-like 8 hex digits, as runner.create_run makes them
+RUN_ID_SQL = "substr(md5('run' || run_idx), 1, 8)"  # uuid-like 8 hex digits, as run_records.create_run makes them
 
 # Candidate replacement for search.mcts.tree_stats: per node, children, subtree size and subtree mean fitness
 # (buggy or NaN = 0) in one statement. ``walk`` is the ancestor closure: each node's fitness climbs to every
@@ -179,7 +179,7 @@ def fill(db: Path, sizes: list[int], cases: int, seed: int, copy_plain: bool) ->
     rng = np.random.default_rng(seed)
     timings = {"nodes_s": 0.0, "evaluations_s": 0.0, "eval_cache_s": 0.0, "generate_s": 0.0}
     t0 = time.perf_counter()
-    con.execute(f"INSERT INTO runs SELECT {RUN_ID_SQL}, 'softmax', 'kernelevolve/ops/softmax.py', "
+    con.execute(f"INSERT INTO runs SELECT {RUN_ID_SQL}, 'softmax', 'kernelevolve/builtin_specs/softmax.py', "
                 "sha256('spec' || run_idx), 'h200', 'mcts', 'offline', n, run_idx, 'completed', false, '{}', NULL, "
                 "1.7e9 + run_idx * 3600, 1.7e9 + run_idx * 3600 + 1800 FROM "
                 "(SELECT unnest(range(?)) AS run_idx, unnest(?::INTEGER[]) AS n)", [len(sizes), sizes])

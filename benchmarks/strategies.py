@@ -31,11 +31,11 @@ sys.path.insert(0, str(ROOT))
 
 from interpreters.pools import local_pools  # noqa: E402
 from interpreters.targets import get_target  # noqa: E402
+from kernelevolve.builtin_specs import resolve_op  # noqa: E402
 from kernelevolve.generation import ThreadGeneration  # noqa: E402
-from kernelevolve.ops import resolve_op  # noqa: E402
 from kernelevolve.orchestrator import Orchestrator, RunDriver, complete  # noqa: E402
+from kernelevolve.run_records import SearchConfig  # noqa: E402
 from kernelevolve.run_setup import make_operator, new_run  # noqa: E402
-from kernelevolve.runner import SearchConfig  # noqa: E402
 from kernelevolve.store.metadata import MetadataStore  # noqa: E402
 from kernelevolve.store.objects import ObjectStore  # noqa: E402
 from search.policy import STRATEGIES  # noqa: E402

@@ -151,7 +151,7 @@ def _run_table(path: Path, index: int, entry: Any) -> dict[str, Any]:
 
 def _planned(path: str, slot: int, entry: dict[str, Any]) -> PlannedRun:
     from interpreters.targets import UnknownTarget, get_target
-    from kernelevolve.ops import resolve_op
+    from kernelevolve.builtin_specs import resolve_op
     from search.policy import STRATEGIES
 
     where = f"{path} run {slot} ({entry.get('op')}@{entry.get('hw')})"

@@ -35,7 +35,7 @@ def one_line_errors(fn: Callable[..., str]) -> Callable[..., str]:
 
 
 def build_server(state_dir: str | None, store_url: str | None, kb_dir: str | None) -> MCPServer:
-    from kernelevolve.kb import kb_root
+    from kernelevolve.knowledge.samples import kb_root
     from kernelevolve.state import resolve_state
 
     server = MCPServer("kernelevolve", instructions="Search the Triton kernel knowledge base, inspect "
@@ -107,7 +107,7 @@ def build_server(state_dir: str | None, store_url: str | None, kb_dir: str | Non
 def _evaluate(op: str, hw: str, source: str, simulate: bool, timeout_s: float) -> dict[str, Any]:
     from interpreters.executor import LocalExecutor
     from interpreters.targets import get_target
-    from kernelevolve.ops import resolve_op
+    from kernelevolve.builtin_specs import resolve_op
 
     spec = resolve_op(op)
     with tempfile.TemporaryDirectory(prefix="ke-mcp-") as tmp:

@@ -37,7 +37,7 @@ from kernelevolve.generation import GenerationPool, GenerationTask
 from kernelevolve.memory import RunMemory, gather, overview_markdown
 from kernelevolve.operators.base import OperatorError, Proposal, ProposalContext, SpaceExhausted
 from kernelevolve.operators.llm import TransientOperatorError
-from kernelevolve.runner import SearchConfig, finish_run, persist_node
+from kernelevolve.run_records import SearchConfig, finish_run, persist_node
 from kernelevolve.store import layout
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore

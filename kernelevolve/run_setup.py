@@ -14,7 +14,7 @@ from kernelevolve.execution import Execution
 from kernelevolve.operators.offline import OfflineOperator
 from kernelevolve.operators.seeded import SeededOperator
 from kernelevolve.orchestrator import Orchestrator, RunDriver, complete
-from kernelevolve.runner import SearchConfig, create_run
+from kernelevolve.run_records import SearchConfig, create_run
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 from kernelevolve.store.records import RunRecord
@@ -46,7 +46,7 @@ def make_operator(run: RunRecord, objects: ObjectStore) -> Any:
 
         operator = OfflineOperator([sample_for(run.config["aten"])])
     if run.operator in ("anthropic", "openai"):
-        from kernelevolve.kb import kb_root
+        from kernelevolve.knowledge.samples import kb_root
         from kernelevolve.operators.llm import LLMOperator
 
         if run.operator == "anthropic":

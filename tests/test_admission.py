@@ -19,7 +19,7 @@ from evaluators.admission import GIB, PEAK_SLACK, Ledger, TooLarge, estimated_pe
 from interpreters.sandbox import EvaluationWorker
 
 ROOT = Path(__file__).resolve().parent.parent
-SWISH = ROOT / "kernelevolve" / "ops" / "swish.py"
+SWISH = ROOT / "kernelevolve" / "builtin_specs" / "swish.py"
 HONEST = ROOT / "tests" / "adversarial" / "candidates" / "honest__swish_autotune.py"
 
 

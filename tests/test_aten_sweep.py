@@ -26,7 +26,7 @@ from kernelevolve.aten.matrix import coverage_row, markdown, summarize
 from kernelevolve.aten.sweep import materialize_spec, select_ops
 from kernelevolve.errors import UserError
 from kernelevolve.operators.base import Proposal
-from kernelevolve.runner import SearchConfig, create_run, persist_node
+from kernelevolve.run_records import SearchConfig, create_run, persist_node
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 

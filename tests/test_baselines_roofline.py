@@ -49,7 +49,7 @@ def test_spec_extra_baselines_are_checked_against_the_reference() -> None:
     """conv1d's conv2d channels-last baseline computes the op; a baseline that does not is never timed."""
     from evaluators.performance import _agrees
     from evaluators.spec import load_spec
-    from kernelevolve.ops import resolve_op
+    from kernelevolve.builtin_specs import resolve_op
 
     spec = load_spec(resolve_op("conv1d"))
     reference = spec.reference_cls()

@@ -25,7 +25,7 @@ from evaluators.spec import load_spec  # noqa: E402
 configure_numerics()  # as every evaluation process does: the autotuned candidate runs its first config
 
 ROOT = Path(__file__).resolve().parents[1]
-SWISH = ROOT / "kernelevolve" / "ops" / "swish.py"
+SWISH = ROOT / "kernelevolve" / "builtin_specs" / "swish.py"
 HONEST = ROOT / "tests" / "adversarial" / "candidates" / "honest__swish_autotune.py"
 
 

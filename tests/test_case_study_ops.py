@@ -14,8 +14,8 @@ import pytest
 
 from interpreters.executor import LocalExecutor
 from interpreters.targets import get_target
-from kernelevolve.kb import code_samples
-from kernelevolve.ops import resolve_op
+from kernelevolve.builtin_specs import resolve_op
+from kernelevolve.knowledge.samples import code_samples
 
 CASE_STUDY_OPS = ("conv1d", "optimized_fm", "pffn", "mapid", "mbdt", "batch_event_truncate", "rmsnorm_backward")
 PAPER_SHAPES = {  # production cases the issue names; the spec must time exactly these

@@ -50,7 +50,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     state = root / "state"
     MetadataStore(state / "ke.duckdb")  # a real, valid state: the schema and one artifact
     ObjectStore(str(state / "artifacts")).put_text("specs/kept.py", "x = 1\n")
-    spec = (Path(REPO_ROOT) / "kernelevolve" / "ops" / "swish.py").read_text()
+    spec = (Path(REPO_ROOT) / "kernelevolve" / "builtin_specs" / "swish.py").read_text()
     candidate = root / "candidate.py"
     candidate.write_text((Path(REPO_ROOT) / "knowledge_base" / "code_samples" / "swish.py").read_text())
     campaign = root / "walk.toml"

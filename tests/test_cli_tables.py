@@ -8,10 +8,10 @@ from pathlib import Path
 
 from evaluators.identity import source_hash
 from evaluators.result import EvaluationResult
+from kernelevolve.builtin_specs import resolve_op
 from kernelevolve.campaign import load_plan
 from kernelevolve.operators.base import Proposal
-from kernelevolve.ops import resolve_op
-from kernelevolve.runner import SearchConfig, create_run, persist_node
+from kernelevolve.run_records import SearchConfig, create_run, persist_node
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 

@@ -21,7 +21,7 @@ from evaluators.identity import source_hash
 from evaluators.result import CaseResult, EvaluationResult
 from kernelevolve.export_cpu import with_cpu_fallback
 from kernelevolve.operators.base import Proposal
-from kernelevolve.runner import SearchConfig, create_run, finish_run, persist_node
+from kernelevolve.run_records import SearchConfig, create_run, finish_run, persist_node
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 

@@ -14,9 +14,9 @@ import pytest
 from conftest import REPO_ROOT
 
 from evaluators.spec import load_spec
-from kernelevolve.kb import front_matter
+from kernelevolve.builtin_specs import resolve_op
+from kernelevolve.knowledge.samples import front_matter
 from kernelevolve.operators.tunables import find_tunables, neighbours
-from kernelevolve.ops import resolve_op
 
 SAMPLES = Path(REPO_ROOT) / "knowledge_base" / "code_samples"
 

@@ -136,7 +136,7 @@ def test_configured_code_roots_from_env_and_flag(ke, kb: Path, tmp_path: Path) -
 def test_shipped_knowledge_base_is_consistent() -> None:
     """The real knowledge base: at least 40 documents, valid front matter, index current, links and named
     paths resolve (the code samples are run by `ke kb check` in CI and by test_kb_samples.py)."""
-    from kernelevolve.kb import kb_root
+    from kernelevolve.knowledge.samples import kb_root
 
     docs, problems = static_problems(kb_root())
     assert problems == []
@@ -146,7 +146,7 @@ def test_shipped_knowledge_base_is_consistent() -> None:
 
 
 def test_shipped_knowledge_base_answers_by_target_and_bottleneck() -> None:
-    from kernelevolve.kb import kb_root
+    from kernelevolve.knowledge.samples import kb_root
 
     docs, _ = load_documents(kb_root())
     mtia = rank(select(docs, "mtia-v3", "mtia", "memory", "optimize"), "sram dram bytes reuse", k=3)

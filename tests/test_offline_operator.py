@@ -7,7 +7,7 @@ import random
 import pytest
 
 from evaluators.identity import source_hash
-from kernelevolve.kb import code_samples, front_matter
+from kernelevolve.knowledge.samples import code_samples, front_matter
 from kernelevolve.operators.base import OperatorError, ProposalContext
 from kernelevolve.operators.offline import OfflineOperator
 from kernelevolve.operators.structural import apply, structural_variants
@@ -117,7 +117,7 @@ def test_structural_variants_rewrite_only_kernel_code_in_place() -> None:
 
 def test_every_sample_has_structural_variants_that_pass_static_checks() -> None:
     from evaluators.static_checks import check_source
-    from kernelevolve.ops import builtin_ops
+    from kernelevolve.builtin_specs import builtin_ops
 
     samples = [s for op in builtin_ops() for s in code_samples(op)]
     assert len(samples) >= 12
@@ -146,7 +146,7 @@ def test_structural_variants_of_softmax_stay_correct_on_the_interpreter(tmp_path
 
     from interpreters.executor import LocalExecutor
     from interpreters.targets import get_target
-    from kernelevolve.ops import resolve_op
+    from kernelevolve.builtin_specs import resolve_op
 
     source = next(s for s in code_samples("softmax") if s.path.name == "softmax.py").source
     seen_sites: set[str] = set()

@@ -19,15 +19,15 @@ from kernelevolve.generation import ThreadGeneration
 from kernelevolve.operators.offline import OfflineOperator
 from kernelevolve.operators.seeded import SeededOperator
 from kernelevolve.orchestrator import Orchestrator, PendingView, RunDriver, complete
+from kernelevolve.run_records import SearchConfig
 from kernelevolve.run_setup import make_operator, new_run
-from kernelevolve.runner import SearchConfig
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 from search.graph import ListGraphView
 from search.mcts import MCTSPolicy
 from search.node import Node
 
-SPEC = Path(__file__).resolve().parent.parent / "kernelevolve" / "ops" / "swish.py"
+SPEC = Path(__file__).resolve().parent.parent / "kernelevolve" / "builtin_specs" / "swish.py"
 
 
 def score(source: str) -> float:
@@ -229,7 +229,7 @@ def test_crossover_needs_one_skeleton() -> None:
 def test_an_exhausted_variant_space_ends_the_run_normally_not_as_a_failure(tmp_path: Path) -> None:
     """An offline operator whose one sample has no tunable and no rewrite can give the draft and nothing
     else: the run must end 'completed' with that node and stop reason 'exhausted', not fail or hang."""
-    from kernelevolve.kb import CodeSample
+    from kernelevolve.knowledge.samples import CodeSample
 
     source = SPEC.read_text()  # a spec as a 'kernel': what is scored here is scheduling, not the code
     sample = CodeSample(path=tmp_path / "only.py", op="swish", title="only", source=source)

@@ -18,7 +18,7 @@ from evaluators.result import EvaluationResult
 from evaluators.roofline import Peaks, analyse
 from evaluators.worker import _apply_timings
 from interpreters.targets import get_target
-from kernelevolve.ops import optimized_fm
+from kernelevolve.builtin_specs import optimized_fm
 
 ROOT = Path(__file__).resolve().parent.parent
 H100 = get_target("h100")

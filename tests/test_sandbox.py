@@ -15,7 +15,7 @@ from interpreters.sandbox import EvaluationWorker, scrubbed_env
 
 HERE = Path(__file__).parent
 CANDIDATES = HERE / "sandbox_candidates"
-SWISH = HERE.parent / "kernelevolve" / "ops" / "swish.py"
+SWISH = HERE.parent / "kernelevolve" / "builtin_specs" / "swish.py"
 SEED = HERE.parent / "knowledge_base" / "code_samples" / "swish.py"
 
 

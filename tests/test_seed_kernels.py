@@ -19,7 +19,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-OPS = ROOT / "kernelevolve" / "ops"
+OPS = ROOT / "kernelevolve" / "builtin_specs"
 SAMPLES_DIR = ROOT / "knowledge_base" / "code_samples"
 
 # sample file -> (op spec, its expected tunables)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from evaluators.spec import SpecError, load_spec, normalize_cases
-from kernelevolve.ops import builtin_ops, resolve_op
+from kernelevolve.builtin_specs import builtin_ops, resolve_op
 
 SPECS = Path(__file__).parent / "specs"
 

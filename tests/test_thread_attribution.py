@@ -25,7 +25,7 @@ from evaluators.guard import install_launch_hooks, register_candidate_file, thre
 from evaluators.loading import load_module  # noqa: E402
 from evaluators.spec import load_spec  # noqa: E402
 
-SWISH = Path(__file__).resolve().parents[1] / "kernelevolve" / "ops" / "swish.py"
+SWISH = Path(__file__).resolve().parents[1] / "kernelevolve" / "builtin_specs" / "swish.py"
 LIBRARY = '''
 import threading
 

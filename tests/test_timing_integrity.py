@@ -15,7 +15,7 @@ from evaluators.spec import load_spec
 from evaluators.timed_checks import TimedOutputError, output_check
 from evaluators.timing import sample_reps
 
-SWISH = Path(__file__).resolve().parents[1] / "kernelevolve" / "ops" / "swish.py"
+SWISH = Path(__file__).resolve().parents[1] / "kernelevolve" / "builtin_specs" / "swish.py"
 
 
 def _pair(shape=(64, 33)):

@@ -1,4 +1,4 @@
-"""Rendering one suite op as a standalone operator spec file (the contract of ``kernelevolve/ops/*.py``).
+"""Rendering one suite op as a standalone operator spec file (the contract of ``kernelevolve/builtin_specs/*.py``).
 
 The spec's reference calls the exact ATen overload through ``torch.ops.aten``; its cases are the recipes
 from ``inputs.py`` written as literal data, built by an inlined ``_gen`` so the file needs nothing from

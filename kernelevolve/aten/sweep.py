@@ -28,8 +28,8 @@ from kernelevolve.aten.op import AtenOp
 from kernelevolve.aten.spec_render import render_spec
 from kernelevolve.aten.table import SUITE
 from kernelevolve.errors import UserError
-from kernelevolve.kb import CodeSample
-from kernelevolve.runner import SearchConfig, check_resumable, create_run
+from kernelevolve.knowledge.samples import CodeSample
+from kernelevolve.run_records import SearchConfig, check_resumable, create_run
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 from kernelevolve.store.records import RunRecord

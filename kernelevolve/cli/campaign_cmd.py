@@ -167,10 +167,10 @@ def _runs_to_drive(plan, campaign_id, meta, objects, executor, concurrency, retr
     """Existing unfinished runs of the campaign (checked resumable), plus new runs for slots never started."""
     from evaluators.spec import SpecError, load_spec
     from interpreters.targets import get_target
+    from kernelevolve.builtin_specs import resolve_op
     from kernelevolve.inputs import source_file
-    from kernelevolve.ops import resolve_op
+    from kernelevolve.run_records import SearchConfig, check_resumable
     from kernelevolve.run_setup import new_run
-    from kernelevolve.runner import SearchConfig, check_resumable
 
     existing = meta.campaign_runs(campaign_id)
     runs = []

@@ -90,7 +90,7 @@ def checked_state(state_dir: str | None, store_url: str | None) -> StatePaths:
 def load_op(op: str):
     """The spec ``--op`` names (a built-in or a file): its path checked first, cheaply, so that bad input is
     refused before torch is imported; then loaded. Either failure is bad input (exit 2)."""
-    from kernelevolve.ops import resolve_op
+    from kernelevolve.builtin_specs import resolve_op
 
     try:
         path = resolve_op(op)

@@ -18,7 +18,7 @@ def knowledge_root(kb_dir: str | None) -> Path:
     import os
 
     from kernelevolve.inputs import directory
-    from kernelevolve.kb import kb_root
+    from kernelevolve.knowledge.samples import kb_root
 
     if kb_dir:
         return directory(kb_dir, "knowledge base", "--kb-dir")

@@ -55,8 +55,8 @@ def search_cmd(op, hw, simulate, strategy, budget, time_limit, concurrency, oper
     from kernelevolve.execution import check_executor, default_executor, open_execution, ray_address_for
     from kernelevolve.inputs import source_file
     from kernelevolve.knowledge.roots import CodeRootError, code_roots
+    from kernelevolve.run_records import SearchConfig, check_resumable
     from kernelevolve.run_setup import new_run
-    from kernelevolve.runner import SearchConfig, check_resumable
     from kernelevolve.state import resolve_state
 
     executor = executor or default_executor()

@@ -1,1 +1,1 @@
-"""The knowledge base: documents, the generated index, checks, and deep search (docs/architecture.md §8)."""
+"""The knowledge base: documents, code samples, the index, checks and deep search (docs/architecture.md §8)."""

@@ -37,7 +37,7 @@ def sample_problems(docs: list[Document], root: Path, scratch: Path,
     """Evaluate every code sample on the cpu target against its op's spec."""
     from interpreters.executor import LocalExecutor
     from interpreters.targets import get_target
-    from kernelevolve.ops import resolve_op
+    from kernelevolve.builtin_specs import resolve_op
 
     problems = []
     executor = LocalExecutor(get_target("cpu"), scratch)

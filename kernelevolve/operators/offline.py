@@ -12,7 +12,7 @@ import random
 from dataclasses import replace
 
 from evaluators.identity import source_hash
-from kernelevolve.kb import CodeSample, code_samples
+from kernelevolve.knowledge.samples import CodeSample, code_samples
 from kernelevolve.operators.base import OperatorError, Proposal, ProposalContext, SpaceExhausted
 from kernelevolve.operators.structural import apply, structural_variants
 from kernelevolve.operators.tunables import Tunable, find_tunables, fits_shared_memory, neighbours, rewrite

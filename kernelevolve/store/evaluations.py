@@ -1,6 +1,6 @@
 """Which evaluation counts for a node: one rule for the report, the exports and the sweep matrices.
 
-A run that finished re-measured its winners in fresh evaluations (``runner.finish_run``): search-time numbers
+A run that finished re-measured its winners in fresh evaluations (``run_records.finish_run``): search-time numbers
 carry selection bias, the maximum of noisy samples. So a node's authoritative evaluation is that
 re-measurement where the run made one of it and it passed, else the node's own evaluation from the search,
 rebuilt from the run database if its artifact was lost. Before this module, three copies of the rule

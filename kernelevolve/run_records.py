@@ -25,7 +25,7 @@ from kernelevolve.store.objects import ObjectStore
 from kernelevolve.store.records import CaseRecord, RunRecord
 from search.node import Node
 
-log = structlog.get_logger("kernelevolve.runner")
+log = structlog.get_logger("kernelevolve.run_records")
 
 
 @dataclass

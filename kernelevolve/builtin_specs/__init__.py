@@ -1,4 +1,4 @@
-"""Built-in operator specs: ``--op NAME`` resolves to ``kernelevolve/ops/NAME.py``; anything else is a path."""
+"""Built-in operator specs (references): ``--op NAME`` is ``builtin_specs/NAME.py``; anything else is a path."""
 
 from __future__ import annotations
 
