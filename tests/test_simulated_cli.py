@@ -68,46 +68,41 @@ PINNED_SPEC = '''
 import torch
 import torch.nn as nn
 
-batch_size = 16
-channels = 32
-num_groups = 8
-height = 48
-width = 48
+batch_size = 4096
+hidden = 256
 
 
 class Model(nn.Module):
-    def __init__(self, channels, num_groups):
+    def __init__(self, hidden):
         super().__init__()
-        self.conv = nn.Conv2d(channels, channels, 3, padding=1, groups=channels)
-        self.norm = nn.GroupNorm(num_groups, channels)
+        self.norm = nn.LayerNorm(hidden)
 
     def forward(self, x):
-        return torch.relu(self.norm(self.conv(x)))
+        return torch.relu(self.norm(x))
 
 
 def get_inputs():
-    return [torch.randn(batch_size, channels, height, width)]
+    return [torch.randn(batch_size, hidden)]
 
 
 def get_init_inputs():
-    return [channels, num_groups]
+    return [hidden]
 '''
 
 
 def test_a_simulated_target_checks_at_the_production_constructor_args(ke, tmp_path: Path) -> None:
-    """A depthwise conv's groups and a GroupNorm's channels come from the constructor args, and the draft fixes
-    them. The simulated target checks on a case that keeps those args (batch and image shrunk, never to 1), so
-    the draft checked there is also the one estimated at the production size, instead of refusing it with
-    'traced with it fixed at 16'."""
+    """A LayerNorm's width comes from the constructor args, and the draft fixes it. The simulated target checks
+    on a case that keeps those args (only the batch shrunk, never to 1), so the draft checked there is also the
+    one estimated at the production size, instead of refusing it with 'traced with it fixed at 64'."""
     from evaluators.spec import load_spec
 
-    spec_path = tmp_path / "dw_groupnorm.py"
+    spec_path = tmp_path / "layernorm_relu.py"
     spec_path.write_text(PINNED_SPEC, encoding="utf-8")
     spec = load_spec(spec_path)
-    assert spec.init_args("sim") == spec.init_args("prod") == [32, 8]
-    assert spec.init_args("test") != spec.init_args("prod")  # the interpreter's plain check shrinks channels
+    assert spec.init_args("sim") == spec.init_args("prod") == [256]
+    assert spec.init_args("test") != spec.init_args("prod")  # the interpreter's plain check shrinks the width
     (x,) = spec.cases("sim")["case0"]
-    assert x.shape[1] == 32 and min(x.shape) > 1 and x.numel() < 16 * 32 * 48 * 48
+    assert x.shape[1] == 256 and min(x.shape) > 1 and x.numel() < 4096 * 256
     result = ke("search", "--op", str(spec_path), "--hw", "mtia-v3", "--budget", "1", "--executor", "local",
                 "--json", "--state-dir", str(tmp_path / "state"))
     assert result.returncode == 0, result.stderr
