@@ -53,10 +53,7 @@ class OperatorSpec:
     mean_abs_err: dict[torch.dtype, float] = field(default_factory=dict)
     # without get_test_inputs, the test case is get_inputs() with the size constants scaled down (shrink.py);
     # planned on first use, since only the CPU interpreter needs it and planning runs the reference
-    _shrink: Shrink | None = field(default=None, init=False, repr=False)
-    _shrink_planned: bool = field(default=False, init=False, repr=False)
-    _sim_shrink: Shrink | None = field(default=None, init=False, repr=False)
-    _sim_planned: bool = field(default=False, init=False, repr=False)
+    _plans: dict[str, Shrink | None] = field(default_factory=dict, init=False, repr=False)  # which -> plan
 
     def init_args(self, which: str = "prod") -> list[Any]:
         """Constructor args; for the ``test`` case of a shrunk spec, built from the shrunk constants."""
@@ -83,26 +80,27 @@ class OperatorSpec:
         """The test case of a simulated target: the candidate is checked here and estimated at production sizes,
         so sizes it fixes from its constructor args must be the production ones (``plan_shrink(keep_init)``).
         Where no such case fits, the plain test case: a draft that pins a size then refuses in one line."""
-        if not self._sim_planned:
-            if self.get_test_inputs is None:
-                try:
-                    self._sim_shrink = plan_shrink(self.module, self.reference_cls, self.get_inputs,
-                                                   self.get_init_inputs, keep_init=True)
-                except ShrinkError:
-                    self._sim_shrink = self.test_shrink()
-            self._sim_planned = True
-        return self._sim_shrink
+        if "sim" not in self._plans:
+            try:
+                self._plans["sim"] = self._plan(keep_init=True)
+            except ShrinkError:
+                self._plans["sim"] = self.test_shrink()
+        return self._plans["sim"]
 
     def test_shrink(self) -> Shrink | None:
         """How the test case scales the size constants down (None: not needed); SpecError when impossible."""
-        if not self._shrink_planned:
-            if self.get_test_inputs is None:
-                try:
-                    self._shrink = plan_shrink(self.module, self.reference_cls, self.get_inputs, self.get_init_inputs)
-                except ShrinkError as exc:
-                    raise SpecError(f"spec {self.path.name} cannot be shrunk to a test case: {exc}") from None
-            self._shrink_planned = True
-        return self._shrink
+        if "test" not in self._plans:
+            try:
+                self._plans["test"] = self._plan(keep_init=False)
+            except ShrinkError as exc:
+                raise SpecError(f"spec {self.path.name} cannot be shrunk to a test case: {exc}") from None
+        return self._plans["test"]
+
+    def _plan(self, keep_init: bool) -> Shrink | None:
+        """None where the spec has its own test inputs; else ``plan_shrink`` (ShrinkError when impossible)."""
+        if self.get_test_inputs is not None:
+            return None
+        return plan_shrink(self.module, self.reference_cls, self.get_inputs, self.get_init_inputs, keep_init)
 
     @property
     def shrunk(self) -> dict[str, list[Any]]:
