@@ -30,6 +30,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -74,10 +75,15 @@ def _eval(spec: str, kernel: Path, hw: str, state: Path, env: dict[str, str]) ->
             "lock_wait_s": phases.get("lock_wait", 0.0)}
 
 
-def _start_search(spec: str, hw: str, state: Path, env: dict[str, str]) -> subprocess.Popen:
-    """An 8-slot search of ``spec`` on the same GPU, returned once its first node is stored."""
+def _start_search(spec: str, hw: str, state: Path, env: dict[str, str], baselines: Path) -> subprocess.Popen:
+    """An 8-slot search of ``spec`` on the same GPU, returned once its first node is stored.
+
+    It starts with the alone eval's cached compile baselines (``baselines``), so each round's search does not
+    compile the same Inductor baselines again before its first node: that only made rounds longer."""
     log = state / "search.log"
     state.mkdir(parents=True, exist_ok=True)
+    if baselines.is_dir():
+        shutil.copytree(baselines, state / "baselines", dirs_exist_ok=True)
     proc = subprocess.Popen([sys.executable, "-m", "kernelevolve.cli.main", "search", "--op", spec, "--hw", hw,
                              "--strategy", "random", "--budget", "400", "--concurrency", "8", "--executor", "local",
                              "--no-reuse", "--state-dir", str(state)], cwd=ROOT, stdout=open(log, "w"),
@@ -106,7 +112,7 @@ def one_round(kind: str, spec: str, kernel: Path, hw: str, locks: list[str], wor
     row = {"alone": _eval(spec, kernel, hw, work / f"{kind}_eval", {"KE_GPU_LOCK": "phases"})}  # uncontended
     for lock in locks:
         env = {"KE_GPU_LOCK": lock}
-        search = _start_search(spec, hw, work / f"{kind}_search_{lock}_{r}", env)
+        search = _start_search(spec, hw, work / f"{kind}_search_{lock}_{r}", env, work / f"{kind}_eval" / "baselines")
         try:
             row[f"busy_{lock}"] = _eval(spec, kernel, hw, work / f"{kind}_eval", env)
         finally:

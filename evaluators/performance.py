@@ -88,7 +88,8 @@ class _Clock:
 def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path: str, device: str,
             compile_baseline: bool = True, peaks: dict[str, Any] | None = None, profile: bool = True,
             ncu: bool = False, baseline_dir: str | None = None, screen_below: float | None = None,
-            target_ms: float = FULL_TARGET_MS, judged_err: dict[str, float] | None = None) -> dict[str, Any]:
+            target_ms: float = FULL_TARGET_MS, judged_err: dict[str, float] | None = None,
+            precision: float | None = None) -> dict[str, Any]:
     """Returns {"cases": {name: {candidate_ms, ..._iqr_ms, eager_ms, compile_ms, roofline...}}, "gpu": {...},
     "phases": {...}, "screened": bool, "timed_checks": {case: outputs checked}}. With ``profile`` the first case
     (production shapes come first) is also profiled: kernels and launches per forward, and Nsight Compute
@@ -97,15 +98,22 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
     Every call gets freshly written inputs (the timing seed's and the fresh seed's contents, swapped in place:
     :mod:`evaluators.fresh_inputs`), eager and compile under the same rule as the candidate; a random sample of
     the candidate's timed calls is checked against the reference (:mod:`evaluators.timed_checks`), raising
-    ``TimedOutputError``. ``judged_err`` is the judge's worst accepted error per case."""
+    ``TimedOutputError``. ``judged_err`` is the judge's worst accepted error per case; ``precision`` lets a
+    search node's timing stop once its medians are that precise (:func:`interleaved_timings`).
+
+    Every step that puts work on the GPU holds it shared (building modules and inputs, warm-ups, baseline
+    checks) and every timed loop holds it exclusively, so no other slot's work runs beside a timing (#31)."""
     target_peaks = Peaks.from_dict(peaks)
     clock, extra = _Clock(), {}
     judged_err = judged_err or {}
     checked: dict[str, int] = {}
-    with clock.phase("setup"):  # modules built in this process; each case's inputs only when it is timed
+    gpu = torch.cuda.current_device()
+    with shared_device(gpu) as waited, clock.phase("setup"):  # modules here; a case's inputs when it is timed
+        clock.add("shared_wait", waited)
         reference, candidate = build_pair(spec, cand_cls, TIMING_SEED, device)
         extras = spec.extra_baselines(reference) if spec.extra_baselines else {}
         names = list(make_inputs(spec, "prod", device, TIMING_SEED))
+        torch.cuda.synchronize()  # nothing queued here may run on after the hold is let go
     with clock.phase("gpu_state"):
         cache, state = BaselineCache(baseline_dir), gpu_state()
     versions = {k: state.get(k, "") for k in ("torch", "triton", "driver_version")}
@@ -117,9 +125,11 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
     def case_inputs(name: str) -> tuple[tuple, FreshInputs, Any]:
         """One case's inputs, its rotation of two contents and its sampled-output check: one case's inputs
         are on the device at a time (a spec's other cases are built and dropped at once)."""
-        with clock.phase("setup"):
+        with shared_device(gpu) as waited, clock.phase("setup"):
+            clock.add("shared_wait", waited)
             inputs = make_inputs(spec, "prod", device, TIMING_SEED)[name]
             rotation = FreshInputs(inputs, make_inputs(spec, "prod", device, TIMING_SEED + FRESH_SEED_OFFSET)[name])
+            torch.cuda.synchronize()
         rules[name] = rotation.in_place
         return inputs, rotation, output_check(spec, reference, rotation.current, name, judged_err.get(name), checked)
 
@@ -146,7 +156,7 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
 
     if screen_below is not None and (not compile_baseline or all(ratios.values())):
         screened = _screen(candidate, reference, names, case_inputs, work, ratios, compile_baseline, screen_below,
-                           clock)
+                           clock, gpu)
         if screened is not None:
             cases = {name: row_for(name, timings, case_work) | extra_rows
                      for name, (timings, extra_rows, case_work) in screened.items()}
@@ -163,7 +173,11 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
             "eager": lambda m=reference, r=rotation: m(*r.current()),
         }
         for label, fn in extras.items():
-            if _agrees(spec, fn, reference, inputs):  # a wrong baseline would make every ratio a lie
+            with shared_device(gpu) as waited:
+                clock.add("shared_wait", waited)
+                agrees = _agrees(spec, fn, reference, inputs)
+                torch.cuda.synchronize()
+            if agrees:  # a wrong baseline would make every ratio a lie
                 fns[f"baseline:{label}"] = lambda f=fn, r=rotation: f(*r.current())
         need_compile = compile_baseline and ratios[name] is None
         # One slot compiles a case's baseline while the others wait for its cached ratio (no 8x Inductor work).
@@ -171,7 +185,7 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
             if need_compile:
                 ratios[name] = (cache.get(keys[name]) or {}).get("compile_over_eager")
                 need_compile = ratios[name] is None
-            with torch.no_grad(), shared_device(torch.cuda.current_device()) as waited, clock.phase("warmup"):
+            with torch.no_grad(), shared_device(gpu) as waited, clock.phase("warmup"):
                 clock.add("shared_wait", waited)
                 if need_compile:  # Inductor and Triton compile on the host, outside the device lock
                     compiled = static_compile(reference, inputs)
@@ -180,9 +194,9 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
                     out, _ = memory_probe.working_set(fn, label)
                     del out
                 torch.cuda.synchronize()
-            with torch.no_grad(), exclusive_device(torch.cuda.current_device()) as waited, clock.phase("timing"):
+            with torch.no_grad(), exclusive_device(gpu) as waited, clock.phase("timing"):
                 timings = interleaved_timings(fns, target_ms_per_fn=target_ms, fresh=rotation,
-                                              checks={"candidate": check})
+                                              checks={"candidate": check}, precision=precision)
             clock.add("lock_wait", waited)
             row = row_for(name, timings, work(inputs))
             row["compile_mode"] = COMPILE_MODE
@@ -200,7 +214,7 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
                     cache.drop(keys[name])
                     stale = True  # re-measured below, after the claim is left: holding it deadlocked every slot
         if profile and not stale and "profile" not in extra:
-            with torch.no_grad(), exclusive_device(torch.cuda.current_device()), clock.phase("profile"):
+            with torch.no_grad(), exclusive_device(gpu), clock.phase("profile"):
                 extra["profile"] = {"case": name, **kernel_breakdown(fns["candidate"])}
             if ncu and ncu_available():
                 with clock.phase("profile"):
@@ -214,7 +228,7 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
     if stale:  # nothing of this measurement stays alive under the next one
         del reference, candidate, extras
         return measure(spec, cand_cls, candidate_path, device, compile_baseline, peaks, profile, ncu,
-                       baseline_dir, None, target_ms, judged_err)
+                       baseline_dir, None, target_ms, judged_err, precision)
     return {"cases": cases, "gpu": state, "screened": False, "phases": _rounded(clock.seconds),
             "timed_checks": checked, "fresh_inputs": _rule(rules), "peak_phase": clock.peak_phase, **extra}
 
@@ -226,7 +240,7 @@ def _rule(in_place: dict[str, bool]) -> str:
 
 def _screen(candidate: torch.nn.Module, reference: torch.nn.Module, names: list[str],
             case_inputs: Callable[[str], tuple[tuple, FreshInputs, Any]], work: Callable[[tuple], Any],
-            ratios: dict[str, float | None], compile_baseline: bool, bar: float, clock: _Clock,
+            ratios: dict[str, float | None], compile_baseline: bool, bar: float, clock: _Clock, gpu: int,
             ) -> dict[str, tuple[dict[str, Timing], dict[str, Any], Any]] | None:
     """Short interleaved timing of every case, one case's inputs at a time; the rows of a screened-out node
     (with each case's work, for its roofline), or None to time it in full."""
@@ -237,11 +251,12 @@ def _screen(candidate: torch.nn.Module, reference: torch.nn.Module, names: list[
         fns = {"candidate": lambda m=candidate, r=rotation: m(*r.current()),
                "eager": lambda m=reference, r=rotation: m(*r.current())}
         with torch.no_grad():
-            with clock.phase("warmup"):
+            with shared_device(gpu) as waited, clock.phase("warmup"):
+                clock.add("shared_wait", waited)
                 for fn in fns.values():
                     fn()
                 torch.cuda.synchronize()
-            with exclusive_device(torch.cuda.current_device()) as waited, clock.phase("screening"):
+            with exclusive_device(gpu) as waited, clock.phase("screening"):
                 timings[name] = interleaved_timings(fns, reps=SCREEN_REPS, warmup=2, fresh=rotation,
                                                     checks={"candidate": check})
         clock.add("lock_wait", waited)

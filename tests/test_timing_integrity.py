@@ -1,6 +1,6 @@
 """The parts of un-gameable timing that run without a GPU: fresh inputs swapped in place, the sampled timed-output
-check, the random sample of repetitions, and the precision floor (the GPU run of the whole adversarial corpus
-is ``benchmarks/adversarial_gpu.py``)."""
+check, the random sample of repetitions, a search node's early stop, and the precision floor (the GPU run of the
+whole adversarial corpus is ``benchmarks/adversarial_gpu.py``)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import pytest
 import torch
 
 from evaluators.fresh_inputs import FreshInputs
+from evaluators.job import SEARCH_PRECISION, EvaluationJob
 from evaluators.precision import FREE, needs_exact, precision_problem, relative_error
 from evaluators.spec import load_spec
 from evaluators.timed_checks import TimedOutputError, output_check
-from evaluators.timing import sample_reps
+from evaluators.timing import median_settled, sample_reps
 
 SWISH = Path(__file__).resolve().parents[1] / "kernelevolve" / "builtin_specs" / "swish.py"
 
@@ -65,6 +66,23 @@ def test_sample_reps_draws_one_in_every_batch() -> None:
         assert all(0 <= r < reps for r in picked)
         assert sorted(r // 16 for r in picked) == list(range(-(-reps // 16)))
     assert len({frozenset(sample_reps(160)) for _ in range(20)}) > 1  # random, not a fixed pattern
+
+
+def test_a_steady_median_settles_in_two_batches_and_a_noisy_one_does_not() -> None:
+    steady = [20.0 + 0.1 * (i % 5) for i in range(32)]  # IQR 0.2 on 20.2: about 0.15% standard error
+    assert median_settled(steady, SEARCH_PRECISION)
+    noisy = [20.0 + 4.0 * (i % 7) for i in range(32)]  # IQR ~16 on ~32: about 8%
+    assert not median_settled(noisy, SEARCH_PRECISION)
+    assert median_settled(noisy * 400, SEARCH_PRECISION)  # the same spread over 12800 samples is precise
+    assert not median_settled([1.0, 1.0, 1.0], SEARCH_PRECISION)  # too few to say
+
+
+def test_only_a_search_node_may_stop_its_timing_early() -> None:
+    full = EvaluationJob(spec_path="s.py", candidate_path="c.py", device="cuda")
+    assert full.timing_options({})["precision"] is None  # ke eval and a run's re-measurements: the whole target
+    node = full.search_node(screen_below=None)
+    assert node.timing_options({})["precision"] == SEARCH_PRECISION
+    assert EvaluationJob.from_dict(node.to_dict()) == node
 
 
 def _check_for(working, other):
