@@ -45,7 +45,7 @@ def gate_path(device_index: int) -> Path:
 def phases_locked() -> bool:
     """Whether checks, judges and warm-ups also take the device (shared), so no timing runs beside them: the
     default (``phases``). With ``KE_GPU_LOCK=timing`` only timings exclude each other, which is faster and,
-    on an H200 (``benchmarks/results/timing_isolation_h200.md``), moved a transformer block's timing by 8%
+    on an H200 (``benchmarks/results/timing_isolation_h200_locks.md``), moved a transformer block's timing by 8%
     and a 6 GB elementwise op's by 22% beside an 8-slot search, against 0.0% with the lock (issue #31)."""
     return os.environ.get("KE_GPU_LOCK", "phases") != "timing"
 
