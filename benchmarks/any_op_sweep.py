@@ -1,6 +1,7 @@
 """The any-op sweep: every problem of the project's own corpus (benchmarks/any_op/) searched offline on one
-target, as one resumable campaign, then a matrix per level. A thin caller of ``ke sweep`` (in this process),
-kept for its flags, which benchmarks/per_gpu_session.sh and benchmarks/x2_session.sh use:
+target, as one resumable campaign, then a matrix per level. A thin caller of ``kernelevolve.api.sweep`` (what
+``ke sweep`` runs, in this process), kept for its flags, which benchmarks/per_gpu_session.sh and
+benchmarks/x2_session.sh use:
 
   python3 benchmarks/any_op_sweep.py --hw cpu --budget 4 --concurrency 2 --state-dir /tmp/anyop-cpu \
       --write benchmarks/results/any_op_cpu
@@ -14,24 +15,66 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "benchmarks" / "any_op"
 
 
-def ke_args(args: argparse.Namespace) -> list[str]:
-    """The ``ke sweep`` command line these flags mean."""
+def sweep_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``kernelevolve.api.sweep`` arguments these flags mean (``ke sweep``'s options of the same names)."""
     if args.merge:
-        return ["sweep", "--merge", *map(str, args.merge), *(["--out", args.write] if args.write else [])]
+        return {"paths": [str(p) for p in args.merge], "merge": True, "out": args.write}
     name = f"any-op@{args.hw}-b{args.budget}" + (f"-{args.only}" if args.only else "")
-    argv = ["sweep", str(args.corpus), "--hw", args.hw, "--budget", str(args.budget), "--concurrency",
-            str(args.concurrency), "--timeout", str(args.timeout), "--executor", "local", "--state-dir",
-            str(args.state_dir), "--name", name]
-    for flag, value in (("--only", args.only), ("--shard", args.shard), ("--out", args.write)):
-        if value:
-            argv += [flag, value]
-    return argv + (["--matrix-only"] if args.matrix_only else [])
+    return {"paths": [str(args.corpus)], "hw": args.hw, "budget": args.budget, "concurrency": args.concurrency,
+            "timeout_s": args.timeout, "executor": "local", "state_dir": str(args.state_dir), "name": name,
+            "only": args.only, "shard": args.shard, "out": args.write, "matrix_only": args.matrix_only}
+
+
+class LineProgress:
+    """``ke sweep``'s progress as a log sees it (no terminal): one line per node on stderr, same wording."""
+
+    def track(self, label: str, total: int, done: int = 0) -> Callable[..., None]:
+        def update(node: Any, count: int, total_: int, best: Any) -> None:
+            best_txt = f"best {best.fitness:.3f} (node {best.node_id})" if best else "no correct node yet"
+            print(f"[{label}] {count}/{total_} node {node.node_id}: {node.status} {node.fitness:.3f} | {best_txt}",
+                  file=sys.stderr, flush=True)
+
+        return update
+
+    def note(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        return None
+
+
+def run(options: dict[str, Any]) -> int:
+    """The sweep, printed and ended as ``ke sweep`` ends it: one line and exit 2 for bad input, 1 for a failure
+    or an unfinished sweep, 130 when interrupted (run it again to resume), else 0."""
+    from kernelevolve import interrupts
+    from kernelevolve.api import sweep
+    from kernelevolve.api.sweeps import summary_lines
+    from kernelevolve.errors import RunFailed, StoreFailure, UserError
+
+    def fail(message: object, code: int) -> int:
+        print(f"ke: error: {' '.join(str(message).split()) or 'error'}", file=sys.stderr)
+        return code
+
+    with interrupts.handled(process=False):
+        try:
+            result = sweep(**options, progress=LineProgress)
+        except KeyboardInterrupt:
+            return fail("interrupted; run it again to resume", interrupts.EXIT_CODE)
+        except UserError as exc:
+            return fail(exc, 2)
+        except (RunFailed, StoreFailure) as exc:
+            return fail(exc, 1)
+    for line in summary_lines(result):
+        print(line)
+    return 0 if options.get("merge") or result["finished"] else 1
 
 
 def main() -> int:
@@ -53,9 +96,7 @@ def main() -> int:
     if not args.merge and args.state_dir is None:
         parser.error("--state-dir is required unless --merge is given")
     sys.path.insert(0, str(ROOT))  # a device's copy of the tree, run with PYTHONPATH naming only the wheels
-    from kernelevolve.cli.main import main as ke
-
-    return ke(ke_args(args))
+    return run(sweep_options(args))
 
 
 if __name__ == "__main__":

@@ -105,14 +105,10 @@ def build_server(state_dir: str | None, store_url: str | None, kb_dir: str | Non
 
 
 def _evaluate(op: str, hw: str, source: str, simulate: bool, timeout_s: float) -> dict[str, Any]:
-    from interpreters.executor import LocalExecutor
-    from interpreters.targets import get_target
-    from kernelevolve.builtin_specs import resolve_op
+    """``ke eval``'s checks and evaluator (``kernelevolve.api.evaluate``), in a scratch folder of its own: a
+    tool call never writes to the state directory."""
+    from kernelevolve.api import evaluate
 
-    spec = resolve_op(op)
     with tempfile.TemporaryDirectory(prefix="ke-mcp-") as tmp:
-        executor = LocalExecutor(get_target(hw), Path(tmp) / "scratch", timeout_s=timeout_s, simulate=simulate)
-        try:
-            return executor.evaluate(spec, source).to_dict()
-        finally:
-            executor.close()
+        return evaluate(op, hw, source=source, simulate=simulate, timeout_s=timeout_s,
+                        scratch=Path(tmp) / "scratch").result.to_dict()

@@ -139,3 +139,77 @@ def test_no_import_cycles() -> None:
 def test_cycle_finder_finds_a_lazy_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert cycles(graph) == [["a", "b", "c"]]
+
+
+# Issue #32: kernelevolve/api is the front door. The CLI, the MCP server and the benchmarks call it; it never
+# calls back into the CLI, and no command borrows from another command (cli/main.py only wires them together).
+FRONT_DOOR = "kernelevolve.api"
+CLI = "kernelevolve.cli"
+CLI_WIRING = {"kernelevolve.cli.main"}
+CLI_FREE = {"kernelevolve.mcp_server"}
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def front_door_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Edges the front door forbids: api or the MCP server -> the CLI, and one command module -> another."""
+    bad = []
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            if (_within(module, FRONT_DOOR) or module in CLI_FREE) and _within(target, CLI):
+                bad.append(f"{module} imports {target}")
+            if (_within(module, CLI) and module not in CLI_WIRING and _within(target, CLI)
+                    and target.rpartition(".")[2].endswith("_cmd")):
+                bad.append(f"{module} imports the command module {target}")
+    return bad
+
+
+def test_front_door_imports_no_cli_and_no_command_borrows_from_another() -> None:
+    graph = module_graph()
+    assert any(_within(m, FRONT_DOOR) for m in graph), "kernelevolve/api is missing"
+    assert not front_door_violations(graph), front_door_violations(graph)
+
+
+def test_front_door_checker_finds_each_kind_of_violation() -> None:
+    graph = {"kernelevolve.api.searches": {"kernelevolve.cli.common"},
+             "kernelevolve.mcp_server": {"kernelevolve.cli.progress"},
+             "kernelevolve.cli.eval_cmd": {"kernelevolve.cli.search_cmd", "kernelevolve.cli.common"},
+             "kernelevolve.cli.main": {"kernelevolve.cli.search_cmd"},
+             "kernelevolve.cli.search_cmd": {"kernelevolve.api", "kernelevolve.cli.progress"}}
+    assert front_door_violations(graph) == [
+        "kernelevolve.api.searches imports kernelevolve.cli.common",
+        "kernelevolve.cli.eval_cmd imports the command module kernelevolve.cli.search_cmd",
+        "kernelevolve.mcp_server imports kernelevolve.cli.progress"]
+
+
+def full_imports(path: Path) -> set[str]:
+    """Every absolute module name a file imports (``from a.b import c`` gives a.b and a.b.c), lazy ones included."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_benchmarks_call_the_front_door_not_the_cli() -> None:
+    """A benchmark that runs ``ke`` as a subprocess is a user of the command; one that imports it is not."""
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        bad = sorted(n for n in full_imports(path) if _within(n, CLI))
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+def test_front_door_neither_prints_nor_knows_click() -> None:
+    """The api returns data; how it is shown is its caller's business (the CLI, a tool call, a script)."""
+    for path in sorted((ROOT / "kernelevolve" / "api").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        assert not imports_of(path) & {"click", "rich"}, f"{path.relative_to(ROOT)} imports click or rich"
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        printing = [n.lineno for n in calls if isinstance(n.func, ast.Name) and n.func.id == "print"]
+        printing += [n.lineno for n in calls if isinstance(n.func, ast.Attribute) and n.func.attr == "write"
+                     and isinstance(n.func.value, ast.Attribute) and n.func.value.attr in ("stdout", "stderr")]
+        assert not printing, f"{path.relative_to(ROOT)} prints at lines {printing}"

@@ -13,7 +13,7 @@ from helpers.cli_checks import assert_clean_failure
 from evaluators.shrink import ELEMENT_CAP, FALLBACK_ELEMENT_CAP
 from evaluators.spec import SpecError, load_spec
 from kernelevolve.builtin_specs import resolve_op
-from kernelevolve.cli.search_cmd import shrunk_line
+from kernelevolve.cli.common import shrunk_line
 
 SPECS = Path(__file__).parent / "specs"
 CANDIDATES = Path(__file__).parent / "sandbox_candidates"

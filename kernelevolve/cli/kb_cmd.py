@@ -9,21 +9,8 @@ from pathlib import Path
 
 import click
 
-from kernelevolve.cli.common import emit_json, json_option
+from kernelevolve.cli.common import emit_json, json_option, knowledge_root
 from kernelevolve.errors import RunFailed, UserError
-
-
-def knowledge_root(kb_dir: str | None) -> Path:
-    """The knowledge-base folder from --kb-dir, else KE_KB_DIR, else the shipped one; checked (exit 2)."""
-    import os
-
-    from kernelevolve.inputs import directory
-    from kernelevolve.knowledge.samples import kb_root
-
-    if kb_dir:
-        return directory(kb_dir, "knowledge base", "--kb-dir")
-    return directory(kb_root(), "knowledge base", "KE_KB_DIR" if os.environ.get("KE_KB_DIR") else None)
-
 
 kb_dir_option = click.option("--kb-dir", default=None, help="Knowledge-base root (env KE_KB_DIR; default: "
                              "the shipped one).")

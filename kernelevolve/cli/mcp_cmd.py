@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kernelevolve.cli.common import state_options
+from kernelevolve.cli.common import knowledge_root, state_options
 
 
 @click.command("mcp")
@@ -12,8 +12,7 @@ from kernelevolve.cli.common import state_options
 @state_options
 def mcp_cmd(kb_dir, state_dir, store_url) -> None:
     """Serve knowledge-base search/read, run and node queries, and candidate evaluation as MCP tools (stdio)."""
-    from kernelevolve.cli.common import checked_state
-    from kernelevolve.cli.kb_cmd import knowledge_root
+    from kernelevolve.api.stores import checked_state
 
     knowledge_root(kb_dir)  # before serving: a bad folder or store is refused now, not at the first tool call
     checked_state(state_dir, store_url)

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import Any
 
+from kernelevolve.api.progress import ProgressFn
 from search.node import Node
-
-ProgressFn = Callable[[Node, int, int, Node | None], None]
 
 
 class ProgressBoard:
-    """One board for a command; each run being searched gets its own bar (or its own line prefix)."""
+    """One board for a command; each run being searched gets its own bar (or its own line prefix). A
+    ``kernelevolve.api.progress.Progress``: the commands pass the class, and the api makes it when work starts."""
 
     def __init__(self) -> None:
         self._bar: Any = None

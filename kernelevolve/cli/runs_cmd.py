@@ -1,19 +1,18 @@
 """``ke runs``, ``ke show RUN [--tree]`` and ``ke best RUN --out FILE [--format F]``: reading stored runs.
 
-All of them only read, through short-lived connections, so they work while a search is writing.
+All of them only read, through short-lived connections, so they work while a search is writing. ``ke best`` is
+``kernelevolve.api.export`` plus its printout; the others read the store directly.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import click
 
-from kernelevolve.cli.common import emit_json, json_option, open_state, resolve_run, state_options
-from kernelevolve.errors import UserError
-from kernelevolve.store import layout
-from kernelevolve.store.recovery import missing_artifacts, warn
+from kernelevolve.api.stores import open_state, resolve_run
+from kernelevolve.cli.common import emit_json, json_option, state_options
+from kernelevolve.store.recovery import missing_artifacts
 from search.node import Node
 
 
@@ -127,43 +126,14 @@ def render_tree(nodes: list[Node], best_id: int | None) -> list[str]:
 @json_option
 def best_cmd(run_id, out, fmt, state_dir, store_url, as_json) -> None:
     """Write a run's best kernels: each measured shape to its fastest node, PyTorch where none won."""
-    import tempfile
+    from kernelevolve.api import export
 
-    from kernelevolve.export import export
-    from kernelevolve.export_plan import plan_dispatch
-    from kernelevolve.inputs import folder_to_create, output_file
-
-    # checked before reading the store: nothing to undo. torch-library writes a package folder, the others a file
-    if fmt != "torch-library" and Path(out).is_dir():
-        raise UserError(f"cannot write {out} (from --out): it is a directory; --format {fmt} writes a file")
-    out_path = (folder_to_create(out, "package folder", "--out") if fmt == "torch-library"
-                else output_file(out, "kernel file", "--out"))
-    _, meta, objects = open_state(state_dir, store_url, create=False)
-    run = meta.get_run(resolve_run(meta, run_id))
-    best = meta.best_nodes(run.run_id, 1)
-    if not best:
-        raise UserError(f"run {run.run_id} has no correct kernel")
-    node = best[0]
-    evaluations = winner_evaluations(meta, objects, run.run_id, node.node_id)
-    sources = _sources(meta, objects, run.run_id, node.node_id, evaluations)
-    with tempfile.TemporaryDirectory(prefix="ke-best-") as tmp:
-        spec_path = Path(tmp) / f"{run.op}.py"  # the exact spec the run used, as stored with it
-        spec_path.write_text(objects.get_text(layout.spec_key(run.spec_hash)), encoding="utf-8")
-        try:
-            plan = export(out_path, sources, spec_path, plan_dispatch(evaluations, node.node_id), run.run_id,
-                          run.op, run.hw, fmt)
-        except OSError as exc:
-            raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
-    payload = {"run_id": run.run_id, "node_id": node.node_id, "fitness": node.fitness, "out": out, "format": fmt,
-               "files": plan.files, "timings_from": plan.timings_from, "kernel_nodes": plan.kernel_nodes,
-               "kernel_files": {str(n): f for n, f in plan.kernel_files.items()},
-               "kernel_cases": [{"case": r.case, "node_id": r.node_id, "speedup_vs_eager": r.speedup_vs_eager,
-                                 "latency_ms": r.latency_ms} for r in plan.won],
-               "fallback_cases": [{"case": r.case, "speedup_vs_eager": r.speedup_vs_eager} for r in plan.lost]}
+    written = export(run_id, out, format=fmt, state_dir=state_dir, store_url=store_url)
     if as_json:
-        emit_json(payload)
+        emit_json(written.to_dict())
         return
-    click.echo(f"wrote run {run.run_id}'s best node {node.node_id} (fitness {node.fitness:.3f}) to {out}")
+    run_id, node, plan = written.run_id, written.node, written.plan
+    click.echo(f"wrote run {run_id}'s best node {node.node_id} (fitness {node.fitness:.3f}) to {out}")
     if plan.untimed:
         click.echo("  no per-case timings (untimed target): the kernel is used for every shape")
         return
@@ -171,7 +141,7 @@ def best_cmd(run_id, out, fmt, state_dir, store_url, as_json) -> None:
         route = f"node {r.node_id}" if r.node_id is not None else "falls back to PyTorch"
         click.echo(f"    {r.case}: {r.speedup_vs_eager:.2f}x vs eager -> {route}")
     if fmt == "torch-library":
-        click.echo(f"  torch.library op kernelevolve::{_op_name(run.op)} "
+        click.echo(f"  torch.library op kernelevolve::{_op_name(written.op)} "
                    f"({plan.timings_from}); package files: {', '.join(plan.files)}")
     elif fmt == "kernelbench":
         click.echo(f"  KernelBench ModelNew with shape-aware dispatch ({plan.timings_from}), kernels and "
@@ -183,42 +153,7 @@ def best_cmd(run_id, out, fmt, state_dir, store_url, as_json) -> None:
         click.echo(f"  node {node.node_id} won every measured case ({plan.timings_from}): no dispatch needed")
 
 
-def _sources(meta, objects, run_id: str, best_node: int, evaluations: dict[int, dict]) -> dict[int, str]:
-    """Each routed node's kernel; a per-case winner whose kernel is lost is left out (warned), the best is needed."""
-    from kernelevolve.store.objects import ArtifactMissing
-
-    sources = {}
-    for n in list(evaluations):
-        try:
-            sources[n] = objects.get_text(meta.get_node(run_id, n).path_ref)
-        except ArtifactMissing as exc:
-            if n == best_node:
-                raise
-            warn(f"{exc}; node {n} is left out of the export")
-            del evaluations[n]
-    return sources
-
-
 def _op_name(op: str) -> str:
     from kernelevolve.export_torch_library import op_identifier
 
     return op_identifier(op)
-
-
-def winner_evaluations(meta, objects, run_id: str, best_node: int) -> dict[int, dict]:
-    """node -> the evaluation that decides its routes: the fresh final re-measurement where the run made one
-    (``finish_run``), else the node's search-time evaluation; the best node and every per-case winner."""
-    from kernelevolve.store.evaluations import authoritative_evaluation
-
-    nodes = [best_node] + sorted({n for n, _ in meta.case_winners(run_id).values()} - {best_node})
-    run, finished = meta.get_run(run_id), objects.exists(layout.final_key(run_id, best_node, True))
-    out = {}
-    for node_id in nodes:
-        # without a re-measurement of it, a node counts only where the run made none at all (a run from before
-        # per-case winners, or one still in progress); its evaluation is rebuilt if its artifact is lost
-        evaluation, _ = authoritative_evaluation(meta, objects, run, meta.get_node(run_id, node_id),
-                                                 best=node_id == best_node,
-                                                 fallback=node_id == best_node or not finished)
-        if evaluation is not None:
-            out[node_id] = evaluation
-    return out
