@@ -11,13 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.kb_coverage import CASE_STUDY_OPS
 
 from interpreters.executor import LocalExecutor
 from interpreters.targets import get_target
 from kernelevolve.builtin_specs import resolve_op
 from kernelevolve.knowledge.samples import code_samples
 
-CASE_STUDY_OPS = ("conv1d", "optimized_fm", "pffn", "mapid", "mbdt", "batch_event_truncate", "rmsnorm_backward")
 PAPER_SHAPES = {  # production cases the issue names; the spec must time exactly these
     "optimized_fm": {(1024, 24, 224, 2198), (1024, 40, 224, 448), (1024, 48, 224, 448)},
     "pffn": {(1024, 200, 256, 160), (1024, 200, 192, 96), (1024, 400, 256, 160), (1024, 150, 96, 192)},

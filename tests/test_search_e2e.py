@@ -127,10 +127,11 @@ def test_two_searches_share_one_store(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("kill_after_nodes", "executor", "concurrency"),
-                         [(0, "local", 1), (1, "local", 1), (3, "local", 1), (2, "ray", 3)])
+                         [(0, "local", 1), (1, "local", 1), (2, "ray", 3)])
 def test_sigkill_then_resume(tmp_path: Path, kill_after_nodes: int, executor: str, concurrency: int) -> None:
     """SIGKILL the orchestrator at different moments: before any node (the run row exists, the first
-    evaluation is under way), after one node, after three; and with three evaluations in flight on Ray actors.
+    evaluation is under way), after one node; and after two with three evaluations in flight on Ray actors
+    (killing after three local nodes took the same path as after one, and 30 s of CI).
     Resume must redo what was in flight and finish the budget with ids 1..6, valid parents and no candidate
     evaluated twice."""
     state = tmp_path / "state"

@@ -17,18 +17,13 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from helpers.kb_coverage import SEED_SAMPLES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OPS = ROOT / "kernelevolve" / "builtin_specs"
 SAMPLES_DIR = ROOT / "knowledge_base" / "code_samples"
 
-# sample file -> (op spec, its expected tunables)
-SAMPLES = {
-    "swish": ("swish", {"BLOCK_SIZE", "NUM_WARPS", "NUM_STAGES"}),
-    "softmax": ("softmax", {"NUM_WARPS", "NUM_STAGES", "ROWS_PER_PROGRAM"}),
-    "softmax_looped": ("softmax", {"BLOCK_SIZE", "NUM_WARPS", "NUM_STAGES"}),
-    "conv1d": ("conv1d", {"BLOCK_L", "BLOCK_CO", "BLOCK_CI", "NUM_WARPS", "NUM_STAGES"}),
-}
+SAMPLES = SEED_SAMPLES  # sample file -> (op spec, its expected tunables)
 SEEDS = (0, 1, 2)
 # Ranges the mutator keeps each tunable in; anything else named BLOCK* is a block size.
 RANGES = {"NUM_WARPS": (1, 16), "NUM_STAGES": (1, 5), "ROWS_PER_PROGRAM": (1, 64)}
