@@ -72,11 +72,12 @@ class LocalExecutor:
         job = EvaluationJob(
             spec_path=str(spec_path), candidate_path=str(path), device=self.device, target=self.target.name,
             timeout_s=self.timeout_s, memory_limit_mb=self.memory_limit_mb, peaks=target_peaks(self.target),
-            ncu=self.ncu, baseline_cache_dir=str(self.scratch.parent / "baselines"))
+            ncu=self.ncu, baseline_cache_dir=str(self.scratch.parent / "baselines"),
+            cases=self.target.checked_cases(self.simulated))
         if final is False:
             job = job.search_node(screen_below)
         if self.simulated:  # checked where sizes fixed by the constructor args are the production ones
-            job = dataclasses.replace(job, simulate=hardware_record(self.target), cases="sim")
+            job = dataclasses.replace(job, simulate=hardware_record(self.target))
         return self._worker.evaluate(job)
 
     def close(self) -> None:

@@ -47,6 +47,14 @@ class Target:
         """Whether evaluating on this target (with or without ``--simulate``) needs a real GPU."""
         return self.needs_device and not simulate
 
+    def checked_cases(self, simulate: bool) -> str:
+        """The case set candidates are checked on: ``prod`` on a real GPU, ``test`` on the CPU interpreter, and
+        ``sim`` when simulated (a test case that keeps the production constructor args where it can). The one
+        place this is decided: the lowering drafts for, and the executor checks on, the same set."""
+        if self.runs_on_device(simulate):
+            return "prod"
+        return "test" if self.interpreter == "cpu" else "sim"
+
 
 class UnknownTarget(KeyError):
     pass

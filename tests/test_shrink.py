@@ -209,3 +209,21 @@ def test_a_simulated_check_falls_back_to_the_plain_test_case_over_the_parameter_
     spec = load_spec(SPECS / "kernelbench_big_linear_conv.py")
     assert spec.init_args("sim") == spec.init_args("test") != spec.init_args("prod")
     assert spec.shrunk_for("sim") == spec.shrunk
+
+
+def test_one_decision_says_which_cases_a_target_checks_and_the_lowering_drafts_for(tmp_path: Path) -> None:
+    """``Target.checked_cases`` is the one place: the executor's job and the lowering's trace agree on it."""
+    from interpreters.executor import LocalExecutor
+    from interpreters.targets import get_target
+    from kernelevolve.lowering import checked_cases
+
+    h100, mtia, cpu = get_target("h100"), get_target("mtia-v3"), get_target("cpu")
+    assert (h100.checked_cases(False), h100.checked_cases(True)) == ("prod", "sim")
+    assert (mtia.checked_cases(mtia.always_simulated), cpu.checked_cases(False)) == ("sim", "test")
+    assert [checked_cases(t) for t in ("h100", "mtia-v3", "cpu", "")] == ["prod", "sim", "test", "test"]
+    seen = {}
+    for target, simulate in (("cpu", False), ("mtia-v3", False), ("h100", True)):
+        executor = LocalExecutor(get_target(target), tmp_path / target / "scratch", simulate=simulate)
+        executor._worker.evaluate = lambda job: job  # the job the worker would be sent (no worker is started)
+        seen[target] = executor.evaluate(tmp_path / "spec.py", "x = 1", final=False).which
+    assert seen == {"cpu": "test", "mtia-v3": "sim", "h100": "sim"}

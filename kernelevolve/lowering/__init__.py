@@ -68,23 +68,15 @@ def lower_spec(spec_path: str | Path, target: str = "", symbolic: bool = False) 
 
 
 def checked_cases(target: str) -> str:
-    """The case set ``target`` checks candidates on: ``prod`` on a GPU, ``test`` on the CPU interpreter, ``sim``
-    on a simulated target (a test case that keeps the production constructor args where it can)."""
-    if _checks_on_production(target):
-        return "prod"
-    return "test" if target in ("", "cpu") else "sim"
-
-
-def _checks_on_production(target: str) -> bool:
-    """A GPU target checks candidates on the production cases; the interpreter and simulated targets on the
-    (possibly shrunk) test cases. (A GPU target run with --simulate checks on test cases too: there a size
-    the trace fixed at production makes the draft fail in one line, see assemble._pin_guard.)"""
+    """The case set ``target`` checks candidates on (``Target.checked_cases``; a GPU target is drafted for as
+    it runs, not as ``--simulate`` would check it: there a size fixed at production fails in one line, see
+    assemble._pin_guard). No target: the interpreter's ``test``."""
     if target in ("", "cpu"):
-        return False
+        return "test"
     from interpreters.targets import load_targets
 
     found = load_targets().get(target)
-    return bool(found and found.runs_on_device(found.always_simulated))
+    return found.checked_cases(found.always_simulated) if found else "test"
 
 
 def _is_nvidia(target: str) -> bool:
