@@ -59,11 +59,13 @@ def test_few_channel_convs_default_to_the_direct_form_exact_either_way(ke, tmp_p
     assert "_convfma" not in lower_spec(spec, "cpu")
     flag = next(t for t in find_tunables(source) if t.name == "CONV0_DIRECT")
     assert flag.kind == "flag" and neighbours(flag) == [0]
-    passes(ke, spec, source, tmp_path, "direct")
+    # every conv in both forms, in two evaluations: all direct (the 16-channel one flipped to it too), all GEMM
+    direct = source.replace("CONV3_DIRECT = 0", "CONV3_DIRECT = 1")
+    assert all(f"CONV{i}_DIRECT = 1" in direct for i in range(4))
+    passes(ke, spec, direct, tmp_path, "direct")
     gemm = source.replace("_DIRECT = 1", "_DIRECT = 0")
     assert "_DIRECT = 1" not in gemm
     passes(ke, spec, gemm, tmp_path, "gemm")
-    passes(ke, spec, gemm.replace("CONV3_DIRECT = 0", "CONV3_DIRECT = 1"), tmp_path, "direct16")
 
 
 STEMS = '''
