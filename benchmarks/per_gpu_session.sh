@@ -16,15 +16,18 @@ set -uo pipefail
 work=/tmp/ke-gpus
 hw=h100; nvidia-smi -L 2>/dev/null | grep -q H200 && hw=h200
 isolation() {  # issue #31 on GPU 0: softmax throughput under each lock mode, then timing alone vs busy
-  # TP_LOCKS / ISO_LOCKS: the lock modes of the throughput runs and of isolation's busy arms
+  # TP_LOCKS / ISO_LOCKS: the lock modes of the throughput runs and of isolation's busy arms; TP_CONC: the
+  # throughput runs' slot counts; ISO_ROUNDS / ISO_PRIOR: new rounds, and an earlier run's JSON to add them to
   for lock in ${TP_LOCKS:-timing phases}; do
-    KE_GPU_LOCK=$lock python3 benchmarks/eval_throughput.py --op softmax --hw $hw --budget 120 --concurrency 8 \
-      --label "$hw-c8-lock-$lock" --out "$work/tp_$lock.json"
+    for conc in ${TP_CONC:-8}; do
+      KE_GPU_LOCK=$lock python3 benchmarks/eval_throughput.py --op softmax --hw $hw --budget 120 \
+        --concurrency "$conc" --label "$hw-c$conc-lock-$lock" --out "$work/tp_${lock}_c$conc.json"
+    done
   done
   python3 benchmarks/eval_throughput.py --summarize "$work"/tp_*.json --write "$work/eval_throughput_$hw"
-  python3 benchmarks/timing_isolation.py --hw $hw --big .kb/level1/21_Sigmoid.py --rounds 5 \
+  python3 benchmarks/timing_isolation.py --hw $hw --big .kb/level1/21_Sigmoid.py --rounds "${ISO_ROUNDS:-5}" \
     --locks "$(echo ${ISO_LOCKS:-timing phases} | tr ' ' ,)" --deadline "${DEADLINE:-780}" \
-    --out "$work/timing_isolation_$hw"
+    ${ISO_PRIOR:+--prior "$ISO_PRIOR"} --out "$work/timing_isolation_$hw"
 }
 job() {  # $1: GPU index, $2: GPU count
   if [ "${JOB:-memory}" = isolation ]; then

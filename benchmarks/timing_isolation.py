@@ -129,8 +129,10 @@ def summarize(kind: str, spec: str, kernel: Path, rounds: list[dict[str, Any]]) 
         case = {"alone_ms": statistics.median(a), "alone_range_ms": [min(a), max(a)]}
         for arm in arms:
             b = [x[arm]["cases"][name] for x in rounds]
+            paired = [y / x for x, y in zip(a, b, strict=True)]  # each round's busy against that round's alone
             case[arm] = {"ms": statistics.median(b), "range_ms": [min(b), max(b)],
-                         "over_alone": statistics.median(b) / statistics.median(a)}
+                         "over_alone": statistics.median(b) / statistics.median(a),
+                         "paired": statistics.median(paired), "paired_range": [min(paired), max(paired)]}
         cases[name] = case
     waits = {arm: statistics.median(x[arm]["lock_wait_s"] for x in rounds) for arm in rounds[0]}
     return {"kind": kind, "spec": spec, "kernel": str(kernel), "rounds": len(rounds), "arms": arms,
@@ -140,11 +142,17 @@ def summarize(kind: str, spec: str, kernel: Path, rounds: list[dict[str, Any]]) 
 def markdown(report: dict[str, Any]) -> str:
     lines = [f"# Timing alone and beside an 8-slot search ({report['gpu']})", "",
              f"{report['date']}, torch {report['torch']}, triton {report['triton']}, commit {report['commit']}.", "",
-             f"Command: `{report['command']}`", "",
+             f"Command: `{report['command']}`", ""]
+    if report.get("prior"):
+        p = report["prior"]
+        lines += [f"The first {max(p['rounds'].values())} rounds of each kind are an earlier run's ({p['date']}, "
+                  f"commit {p['commit']}: `{p['command']}`); the rest are this run's.", ""]
+    lines += [
              "Each cell: the median over rounds of the evaluator's per-case median latency (ms), with the range over "
              "rounds; `busy_X` ran beside an 8-slot search of the same problem with `KE_GPU_LOCK=X` in both.", "",
-             "| kind | case | rounds | alone ms (range) | busy arm | busy ms (range) | busy / alone | lock wait s |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| kind | case | rounds | alone ms (range) | busy arm | busy ms (range) | busy / alone "
+             "| per round: median (range) | lock wait s |",
+             "|---|---|---|---|---|---|---|---|---|"]
     worst: dict[str, float] = {}
     for row in report["kinds"]:
         for name, c in row["cases"].items():
@@ -156,6 +164,7 @@ def markdown(report: dict[str, Any]) -> str:
                 worst[arm] = (max(slow, b["over_alone"] - 1.0), max(fast, 1.0 - b["over_alone"]))
                 lines.append(f"| {row['kind']} | {name} | {row['rounds']} | {c['alone_ms']:.4f} ({lo:.4f}-{hi:.4f}) "
                              f"| {arm} | {b['ms']:.4f} ({blo:.4f}-{bhi:.4f}) | {b['over_alone']:.3f} | "
+                             f"{b['paired']:.3f} ({b['paired_range'][0]:.3f}-{b['paired_range'][1]:.3f}) | "
                              f"{row['median_lock_wait_s'][arm]:.2f} |")
     lines.append("")
     for arm, (slow, fast) in worst.items():  # a neighbour can only slow a timing; faster is the GPU's own state
@@ -183,6 +192,8 @@ def main() -> None:
                         help="KE_GPU_LOCK modes to run the busy arm under, each in every round")
     parser.add_argument("--deadline", type=float, default=0, help="seconds; start no round after it (0: none)")
     parser.add_argument("--out", type=Path, required=True, help="path prefix of the .json and .md to write")
+    parser.add_argument("--prior", type=Path,
+                        help="an earlier run's .json whose rounds come first (the same kinds and lock modes)")
     args = parser.parse_args()
     import torch
     import triton
@@ -205,6 +216,13 @@ def main() -> None:
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "command": " ".join(["python3", *sys.argv]), "kinds": []}
     rounds: dict[str, list[dict[str, Any]]] = {k: [] for k in chosen}
+    if args.prior:  # rounds of an earlier run, kept apart in the report by their commit
+        prior = json.loads(args.prior.read_text())
+        for row in prior["kinds"]:
+            if row["kind"] in rounds:
+                rounds[row["kind"]] = list(row["raw"])
+        report["prior"] = {"path": str(args.prior), "commit": prior["commit"], "date": prior["date"],
+                           "command": prior["command"], "rounds": {k: len(v) for k, v in rounds.items()}}
     started = time.monotonic()
     for r in range(args.rounds):  # kinds round-robin inside each round: a cut-short run still has every kind
         if args.deadline and time.monotonic() - started > args.deadline:

@@ -84,6 +84,22 @@ class _Clock:
     def add(self, name: str, seconds: float) -> None:
         self.seconds[name] = self.seconds.get(name, 0.0) + seconds
 
+    @contextlib.contextmanager
+    def shared(self, gpu: int, phase: str | None = None):  # noqa: ANN201 - a context manager
+        """Holds the device shared (its wait counted as ``shared_wait``), inside ``phase`` when named; what the
+        body queued has run before the hold is let go, so none of it overlaps another slot's timing."""
+        with shared_device(gpu) as waited, self.phase(phase) if phase else contextlib.nullcontext():
+            self.add("shared_wait", waited)
+            yield
+            torch.cuda.synchronize()
+
+    @contextlib.contextmanager
+    def exclusive(self, gpu: int, phase: str):  # noqa: ANN201 - a context manager
+        """Holds the device exclusively inside ``phase``; its wait is counted as ``lock_wait``."""
+        with exclusive_device(gpu) as waited, self.phase(phase):
+            yield
+        self.add("lock_wait", waited)
+
 
 def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path: str, device: str,
             compile_baseline: bool = True, peaks: dict[str, Any] | None = None, profile: bool = True,
@@ -108,12 +124,10 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
     judged_err = judged_err or {}
     checked: dict[str, int] = {}
     gpu = torch.cuda.current_device()
-    with shared_device(gpu) as waited, clock.phase("setup"):  # modules here; a case's inputs when it is timed
-        clock.add("shared_wait", waited)
+    with clock.shared(gpu, "setup"):  # modules here; a case's inputs when it is timed
         reference, candidate = build_pair(spec, cand_cls, TIMING_SEED, device)
         extras = spec.extra_baselines(reference) if spec.extra_baselines else {}
         names = list(make_inputs(spec, "prod", device, TIMING_SEED))
-        torch.cuda.synchronize()  # nothing queued here may run on after the hold is let go
     with clock.phase("gpu_state"):
         cache, state = BaselineCache(baseline_dir), gpu_state()
     versions = {k: state.get(k, "") for k in ("torch", "triton", "driver_version")}
@@ -125,11 +139,9 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
     def case_inputs(name: str) -> tuple[tuple, FreshInputs, Any]:
         """One case's inputs, its rotation of two contents and its sampled-output check: one case's inputs
         are on the device at a time (a spec's other cases are built and dropped at once)."""
-        with shared_device(gpu) as waited, clock.phase("setup"):
-            clock.add("shared_wait", waited)
+        with clock.shared(gpu, "setup"):
             inputs = make_inputs(spec, "prod", device, TIMING_SEED)[name]
             rotation = FreshInputs(inputs, make_inputs(spec, "prod", device, TIMING_SEED + FRESH_SEED_OFFSET)[name])
-            torch.cuda.synchronize()
         rules[name] = rotation.in_place
         return inputs, rotation, output_check(spec, reference, rotation.current, name, judged_err.get(name), checked)
 
@@ -173,10 +185,8 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
             "eager": lambda m=reference, r=rotation: m(*r.current()),
         }
         for label, fn in extras.items():
-            with shared_device(gpu) as waited:
-                clock.add("shared_wait", waited)
+            with clock.shared(gpu):
                 agrees = _agrees(spec, fn, reference, inputs)
-                torch.cuda.synchronize()
             if agrees:  # a wrong baseline would make every ratio a lie
                 fns[f"baseline:{label}"] = lambda f=fn, r=rotation: f(*r.current())
         need_compile = compile_baseline and ratios[name] is None
@@ -185,19 +195,16 @@ def measure(spec: OperatorSpec, cand_cls: type[torch.nn.Module], candidate_path:
             if need_compile:
                 ratios[name] = (cache.get(keys[name]) or {}).get("compile_over_eager")
                 need_compile = ratios[name] is None
-            with torch.no_grad(), shared_device(gpu) as waited, clock.phase("warmup"):
-                clock.add("shared_wait", waited)
+            with torch.no_grad(), clock.shared(gpu, "warmup"):
                 if need_compile:  # Inductor and Triton compile on the host, outside the device lock
                     compiled = static_compile(reference, inputs)
                     fns["compile"] = lambda m=compiled, r=rotation: m(*r.current())
                 for label, fn in fns.items():  # each kernel's own working memory, apart from the evaluator's
                     out, _ = memory_probe.working_set(fn, label)
                     del out
-                torch.cuda.synchronize()
-            with torch.no_grad(), exclusive_device(gpu) as waited, clock.phase("timing"):
+            with torch.no_grad(), clock.exclusive(gpu, "timing"):
                 timings = interleaved_timings(fns, target_ms_per_fn=target_ms, fresh=rotation,
                                               checks={"candidate": check}, precision=precision)
-            clock.add("lock_wait", waited)
             row = row_for(name, timings, work(inputs))
             row["compile_mode"] = COMPILE_MODE
             if need_compile:
@@ -251,15 +258,12 @@ def _screen(candidate: torch.nn.Module, reference: torch.nn.Module, names: list[
         fns = {"candidate": lambda m=candidate, r=rotation: m(*r.current()),
                "eager": lambda m=reference, r=rotation: m(*r.current())}
         with torch.no_grad():
-            with shared_device(gpu) as waited, clock.phase("warmup"):
-                clock.add("shared_wait", waited)
+            with clock.shared(gpu, "warmup"):
                 for fn in fns.values():
                     fn()
-                torch.cuda.synchronize()
-            with exclusive_device(gpu) as waited, clock.phase("screening"):
+            with clock.exclusive(gpu, "screening"):
                 timings[name] = interleaved_timings(fns, reps=SCREEN_REPS, warmup=2, fresh=rotation,
                                                     checks={"candidate": check})
-        clock.add("lock_wait", waited)
         rotation.close()
         kept[name] = work(inputs)
         del inputs, rotation, check, fns
