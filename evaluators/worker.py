@@ -142,7 +142,7 @@ def _evaluate(job: EvaluationJob, judge: SlotJudge) -> EvaluationResult:
         if device != "cpu" and any(judge.memory.values()):
             result.extra["device_memory"] = dict(judge.memory)
         result.extra.update(phases={k: round(v, 3) for k, v in phases.items()}, started_at=round(wall_start, 3),
-                            ended_at=round(time.time(), 3))
+                            ended_at=round(time.time(), 3), seeds=list(seeds))
         return result
 
     runner = None

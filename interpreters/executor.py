@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from evaluators.identity import source_hash
-from evaluators.job import EvaluationJob
+from evaluators.job import DEFAULT_SEEDS, EvaluationJob
 from evaluators.result import EvaluationResult
 from interpreters.sandbox import EvaluationWorker
 from interpreters.targets import Target
@@ -51,7 +51,7 @@ class LocalExecutor:
 
     def __init__(self, target: Target, scratch: Path, timeout_s: float = 120.0, simulate: bool = False,
                  memory_limit_mb: int | None = 16384, ncu: bool = False,
-                 extra_env: dict[str, str] | None = None) -> None:
+                 extra_env: dict[str, str] | None = None, seeds: int | None = None) -> None:
         env, self.device = worker_settings(target, simulate)
         env = {**env, **(extra_env or {})}
         self.simulated = simulate or target.always_simulated
@@ -60,6 +60,7 @@ class LocalExecutor:
         self.timeout_s = timeout_s
         self.memory_limit_mb = memory_limit_mb
         self.ncu = ncu
+        self.seeds = list(range(seeds)) if seeds else list(DEFAULT_SEEDS)  # what correctness is checked on
         self._worker = EvaluationWorker(env)
 
     def evaluate(self, spec_path: Path, source: str, screen_below: float | None = None,
@@ -73,7 +74,7 @@ class LocalExecutor:
             spec_path=str(spec_path), candidate_path=str(path), device=self.device, target=self.target.name,
             timeout_s=self.timeout_s, memory_limit_mb=self.memory_limit_mb, peaks=target_peaks(self.target),
             ncu=self.ncu, baseline_cache_dir=str(self.scratch.parent / "baselines"),
-            cases=self.target.checked_cases(self.simulated))
+            cases=self.target.checked_cases(self.simulated), seeds=list(self.seeds))
         if final is False:
             job = job.search_node(screen_below)
         if self.simulated:  # checked where sizes fixed by the constructor args are the production ones

@@ -68,6 +68,7 @@ def test_evaluate_a_knowledge_base_sample_as_the_mcp_server_does(tmp_path: Path,
     evaluation = api.evaluate("swish", "cpu", source=SWISH.read_text(), scratch=tmp_path / "scratch")
     assert evaluation.result.status == "ok"
     assert evaluation.to_dict()["status"] == "ok" and (evaluation.op, evaluation.candidate) == ("swish", None)
+    assert evaluation.result.extra["seeds"] == [0, 1, 2]  # a search's check, unless fewer are asked for
     assert not (tmp_path / ".kernelevolve").exists()
 
 

@@ -71,6 +71,9 @@ def test_eval_bad_inputs(ke, tmp_path: Path) -> None:
     bad_timeout = ke("eval", "--op", "swish", "--hw", "cpu", str(SPECS / "no_reference.py"), "--timeout", "0",
                      "--state-dir", str(state))
     assert_clean_failure(bad_timeout, "--timeout must be positive", state)
+    no_seeds = ke("eval", "--op", "swish", "--hw", "cpu", str(SPECS / "no_reference.py"), "--seeds", "0",
+                  "--state-dir", str(state))
+    assert_clean_failure(no_seeds, "--seeds must be between 1 and 16, got 0", state)
 
 
 def test_show_unknown_run_and_missing_state(ke, tmp_path: Path) -> None:

@@ -15,6 +15,8 @@ from kernelevolve.api.stores import checked_state, load_op
 from kernelevolve.errors import UserError
 from kernelevolve.state import ensure_writable
 
+MAX_SEEDS = 16
+
 if TYPE_CHECKING:
     from evaluators.result import EvaluationResult
 
@@ -36,12 +38,14 @@ class Evaluation:
 
 def evaluate(op: str, hw: str, candidate: str | Path | None = None, *, source: str | None = None,
              simulate: bool = False, timeout_s: float = 120.0, ncu: bool = False, state_dir: str | None = None,
-             store_url: str | None = None, scratch: Path | None = None) -> Evaluation:
+             store_url: str | None = None, scratch: Path | None = None, seeds: int | None = None) -> Evaluation:
     """Evaluate a candidate (the file ``candidate``, or the text ``source``) against ``op`` on ``hw``.
 
     The evaluator's scratch files go to the state's scratch folder, or to ``scratch`` when given (the state is
     then neither checked nor created: the MCP server evaluates in a temporary folder). Bad input is a
-    ``UserError``; a candidate that fails is a result whose ``status`` is not "ok", not an exception."""
+    ``UserError``; a candidate that fails is a result whose ``status`` is not "ok", not an exception. ``seeds``:
+    how many random input seeds correctness is checked on (None: the evaluator's default, as in a search; fewer
+    is quicker and weaker)."""
     from interpreters.executor import DeviceUnavailable, LocalExecutor
     from interpreters.targets import UnknownTarget, get_target
     from kernelevolve.export_cpu import without_cpu_fallback
@@ -51,6 +55,8 @@ def evaluate(op: str, hw: str, candidate: str | Path | None = None, *, source: s
         raise TypeError("evaluate needs exactly one of candidate (a file) and source (its text)")
     if timeout_s <= 0:
         raise UserError(f"--timeout must be positive, got {timeout_s:g}")
+    if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
+        raise UserError(f"--seeds must be between 1 and {MAX_SEEDS}, got {seeds}")
     cand_path = None
     if candidate is not None:
         cand_path, source = source_file(candidate, "candidate file")
@@ -63,7 +69,7 @@ def evaluate(op: str, hw: str, candidate: str | Path | None = None, *, source: s
         if paths is not None:
             ensure_writable(paths.root)
         executor = LocalExecutor(target, paths.scratch if paths is not None else scratch, timeout_s=timeout_s,
-                                 simulate=simulate, ncu=ncu)
+                                 simulate=simulate, ncu=ncu, seeds=seeds)
     except (DeviceUnavailable, NotImplementedError) as exc:
         raise UserError(str(exc)) from None
     except UnknownTarget as exc:

@@ -16,21 +16,25 @@ from kernelevolve.cli.common import emit_json, json_option, shrunk_line, state_o
 @click.option("--simulate", is_flag=True)
 @click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
               help="Per-phase timeout in seconds.")
+@click.option("--seeds", "seeds", type=int, default=None,
+              help="Random input seeds correctness is checked on (default 3, as in a search; fewer: a quicker, "
+                   "weaker check).")
 @click.option("--ncu", is_flag=True, help="Also collect Nsight Compute metrics (device targets, ncu installed).")
 @click.argument("candidate", type=click.Path(dir_okay=False))
 @state_options
 @json_option
-def eval_cmd(op, hw, simulate, timeout_s, ncu, candidate, state_dir, store_url, as_json) -> None:
+def eval_cmd(op, hw, simulate, timeout_s, seeds, ncu, candidate, state_dir, store_url, as_json) -> None:
     """Evaluate CANDIDATE.py against an operator spec on a target."""
     from kernelevolve.api import evaluate
 
     evaluation = evaluate(op, hw, candidate, simulate=simulate, timeout_s=timeout_s, ncu=ncu, state_dir=state_dir,
-                          store_url=store_url)
+                          store_url=store_url, seeds=seeds)
     result = evaluation.result
     if as_json:
         emit_json(evaluation.to_dict())
     else:
-        click.echo(f"{result.status}: fitness {result.fitness:.3f}" + (f" ({result.reason})" if result.reason else ""))
+        click.echo(f"{result.status}: fitness {result.fitness:.3f}" + (f" ({result.reason})" if result.reason else "")
+                   + (f" [checked on {seeds} seed{'s' if seeds > 1 else ''}]" if seeds is not None else ""))
         if result.extra.get("shrunk"):
             click.echo(shrunk_line(result.extra["shrunk"]))
         for case in result.cases:
