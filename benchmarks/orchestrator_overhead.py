@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from evaluators.result import EvaluationResult  # noqa: E402
 from interpreters.pools import EvaluationRequest, PoolSet, SlotPool  # noqa: E402
+from interpreters.spec_shelf import shelve  # noqa: E402
 from kernelevolve.generation import ThreadGeneration  # noqa: E402
 from kernelevolve.orchestrator import Orchestrator, RunDriver  # noqa: E402
 from kernelevolve.run_records import SearchConfig  # noqa: E402
@@ -91,7 +92,7 @@ def ray_round_trips(calls: int) -> dict:
         return x
 
     actor = Echo.remote()
-    request = EvaluationRequest("cpu", False, "softmax.py", SPEC.read_text(), SPEC.read_text())
+    request = EvaluationRequest("cpu", False, shelve("softmax.py", SPEC.read_text()), SPEC.read_text())
     ray.get(actor.evaluate.remote(request))
     ray.get(generate.remote(0))
     actor_ms, task_ms = [], []

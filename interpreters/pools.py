@@ -2,8 +2,8 @@
 
 A pool owns a fixed number of *slots* (a sandboxed local worker process, or a Ray actor holding a device)
 and runs each request on a free one. When a slot is lost (its actor or node died), the request is retried on a
-replacement slot, so one dead machine costs a retry, not the run. Requests carry the spec's *text*, not a
-path, because a remote slot cannot see the orchestrator's files.
+replacement slot, so one dead machine costs a retry, not the run. Requests name the spec by its content hash
+(:mod:`interpreters.spec_shelf`), not by a path, because a remote slot cannot see the orchestrator's files.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from evaluators.identity import source_hash
 from evaluators.result import EvaluationResult
+from interpreters.spec_shelf import SpecRef, materialize
 
 log = logging.getLogger("interpreters.pools")
 
@@ -32,8 +32,7 @@ log = logging.getLogger("interpreters.pools")
 class EvaluationRequest:
     target: str
     simulate: bool
-    spec_name: str  # the spec's file name, kept so messages and loaders see the same name everywhere
-    spec_text: str
+    spec: SpecRef  # by content hash: the text is shelved once per run and crosses to a slot once
     source: str
     timeout_s: float = 120.0
     # Search nodes: skip full timing when a short measurement is below this fitness (evaluators.performance).
@@ -85,18 +84,6 @@ class Slot(Protocol):
     def close(self) -> None: ...
 
 
-def materialize_spec(root: Path, request: EvaluationRequest) -> Path:
-    """Write the spec text to ``root`` under its hash (idempotent; content-addressed, so concurrent-safe)."""
-    folder = root / "specs" / source_hash(request.spec_text)[:16]
-    path = folder / request.spec_name
-    if not path.is_file():  # the folder is named by the text's hash and writes are atomic: present = same text
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{request.spec_name}.{threading.get_ident()}.tmp"
-        tmp.write_text(request.spec_text, encoding="utf-8")
-        tmp.replace(path)
-    return path
-
-
 def default_scratch() -> Path:
     """Per-host scratch for workers that do not share the orchestrator's state directory."""
     return Path(tempfile.gettempdir()) / "kernelevolve-worker" / "scratch"
@@ -122,7 +109,7 @@ class LocalSlot:
                                       extra_env=env)
 
     def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
-        spec_path = materialize_spec(self.scratch, request)
+        spec_path = materialize(self.scratch, request.spec)
         self.executor.timeout_s = request.timeout_s
         return self.executor.evaluate(spec_path, request.source, screen_below=request.screen_below,
                                       final=request.final)

@@ -29,6 +29,7 @@ from ray._private import auto_init_hook
 from evaluators.result import EvaluationResult
 from interpreters import ray_watchdog
 from interpreters.pools import EvaluationRequest, PoolSet, SlotLost, SlotPool, default_scratch
+from interpreters.spec_shelf import text_of
 from interpreters.targets import get_target
 
 log = logging.getLogger("interpreters.ray_pool")
@@ -94,7 +95,12 @@ class EvaluatorActor:
     def where(self) -> dict[str, Any]:
         return placement()
 
-    def evaluate(self, request: EvaluationRequest) -> dict:
+    def evaluate(self, request: EvaluationRequest, spec_text: str | None = None) -> dict:
+        """``spec_text`` comes with the first request of each spec this actor sees (:class:`RaySlot`)."""
+        from interpreters.spec_shelf import shelve_received
+
+        if spec_text is not None:
+            shelve_received(request.spec, spec_text)
         return self.slot.evaluate(request).to_dict()
 
     def close(self) -> None:
@@ -110,6 +116,7 @@ class RaySlot:
             target, simulate, timeout_s)
         self.where: dict[str, Any] = {}
         self._on_start = on_start
+        self._sent: set[str] = set()  # hashes of the specs this actor has been sent
 
     def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
         # The worker enforces per-phase deadlines; this is the backstop for a wedged or unreachable node.
@@ -119,7 +126,10 @@ class RaySlot:
                 self.where = ray.get(self.actor.where.remote(), timeout=deadline)
                 if self._on_start:
                     self._on_start(self.where)
-            return EvaluationResult.from_dict(ray.get(self.actor.evaluate.remote(request), timeout=deadline))
+            text = None if request.spec.hash in self._sent else text_of(request.spec)
+            answer = ray.get(self.actor.evaluate.remote(request, text), timeout=deadline)
+            self._sent.add(request.spec.hash)
+            return EvaluationResult.from_dict(answer)
         except LOST_ERRORS as exc:
             raise SlotLost(f"{type(exc).__name__} on {self.where.get('host', '?')}: "
                            f"{' '.join(str(exc).split())[:200]}") from None

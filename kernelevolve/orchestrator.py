@@ -31,6 +31,7 @@ from evaluators import EVALUATOR_VERSION
 from evaluators.identity import source_hash
 from evaluators.result import EvaluationResult
 from interpreters.pools import EvaluationRequest, HarnessFailure, PoolSet
+from interpreters.spec_shelf import shelve
 from interpreters.targets import get_target
 from kernelevolve.errors import RunFailed
 from kernelevolve.generation import GenerationPool, GenerationTask
@@ -134,8 +135,8 @@ class RunDriver:
         self.view = PendingView(self.graph)
         self.rules = Termination(self.cfg.budget, self.cfg.time_limit_s, self.cfg.stall_after,
                                  self.cfg.fitness_target)
-        self.spec_text = objects.get_text(layout.spec_key(run.spec_hash))
-        self.spec_name = self.cfg.spec_path.rsplit("/", 1)[-1] or f"{run.op}.py"
+        self.spec_text = objects.get_text(layout.spec_key(run.spec_hash))  # read once per run
+        self.spec = shelve(self.cfg.spec_path.rsplit("/", 1)[-1] or f"{run.op}.py", self.spec_text)
         self.vendor = get_target(run.hw).vendor
         self.transient_failures = 0
         self.harness_failures = 0  # nodes in a row the evaluator itself failed on (not stored, not charged)
@@ -220,8 +221,8 @@ class RunDriver:
             exp.cached = True
             exp.meta["cached_result"] = cached
             return None
-        return EvaluationRequest(self.cfg.hw, self.cfg.simulate, self.spec_name, self.spec_text,
-                                 exp.proposal.source, self.cfg.timeout_s, screen_below=self.screen_bar())
+        return EvaluationRequest(self.cfg.hw, self.cfg.simulate, self.spec, exp.proposal.source, self.cfg.timeout_s,
+                                 screen_below=self.screen_bar())
 
     @property
     def cache_target(self) -> str:
@@ -387,7 +388,7 @@ def complete(driver: RunDriver, pools: PoolSet) -> RunRecord:
         raise RunFailed(driver.failure)
 
     def evaluate(source: str) -> EvaluationResult:
-        return pools.evaluate(EvaluationRequest(driver.cfg.hw, driver.cfg.simulate, driver.spec_name,
-                                                driver.spec_text, source, driver.cfg.timeout_s, final=True))
+        return pools.evaluate(EvaluationRequest(driver.cfg.hw, driver.cfg.simulate, driver.spec, source,
+                                                driver.cfg.timeout_s, final=True))
 
     return finish_run(driver.store, driver.objects, run, evaluate, driver.stop_reason or "budget")

@@ -17,6 +17,7 @@ from helpers.store_checks import node_evaluations
 from evaluators.result import EvaluationResult
 from interpreters import pools
 from interpreters.pools import EvaluationRequest, HarnessFailure, SlotPool
+from interpreters.spec_shelf import SpecRef
 
 HARNESS = "evaluator error: FileNotFoundError: [Errno 2] No such file or directory: '/scratch/specs/x/op.py'"
 
@@ -55,7 +56,7 @@ def _pool(failures: int, raise_os: bool = False) -> tuple[SlotPool, list[int]]:
 def test_a_harness_failure_restarts_the_slot_and_retries(raise_os: bool) -> None:
     pool, made = _pool(2, raise_os)
     try:
-        result = pool.submit(EvaluationRequest("cpu", False, "swish.py", "", "src")).result()
+        result = pool.submit(EvaluationRequest("cpu", False, SpecRef("swish.py", ""), "src")).result()
     finally:
         pool.close()
     assert result.status == "ok"
@@ -65,7 +66,7 @@ def test_a_harness_failure_restarts_the_slot_and_retries(raise_os: bool) -> None
 def test_a_node_the_harness_always_fails_raises_instead_of_a_verdict() -> None:
     pool, made = _pool(100)
     try:
-        future = pool.submit(EvaluationRequest("cpu", False, "swish.py", "", "src"))
+        future = pool.submit(EvaluationRequest("cpu", False, SpecRef("swish.py", ""), "src"))
         with pytest.raises(HarnessFailure, match="the evaluator failed 4 times on one node in pool cpu"):
             future.result()
     finally:
@@ -82,7 +83,7 @@ def test_a_candidates_own_crash_is_still_its_verdict() -> None:
 
     pool = SlotPool(lambda: Crashing([0], made), 1, retries=3, name="cpu")
     try:
-        result = pool.submit(EvaluationRequest("cpu", False, "swish.py", "", "src")).result()
+        result = pool.submit(EvaluationRequest("cpu", False, SpecRef("swish.py", ""), "src")).result()
     finally:
         pool.close()
     assert result.status == "crash" and len(made) == 1

@@ -15,6 +15,7 @@ from helpers.store_checks import assert_store_consistent
 
 from evaluators.result import EvaluationResult
 from interpreters.pools import EvaluationRequest, PoolSet, SlotLost, SlotPool
+from interpreters.spec_shelf import SpecRef
 from kernelevolve.generation import ThreadGeneration
 from kernelevolve.operators.offline import OfflineOperator
 from kernelevolve.operators.seeded import SeededOperator
@@ -155,7 +156,7 @@ def test_a_lost_slot_is_replaced_and_the_request_retried() -> None:
 
     lost = []
     pool = SlotPool(make, 1, on_lost=lambda name, error: lost.append(error))
-    result = pool.submit(EvaluationRequest("cpu", False, "swish.py", "", "source")).result()
+    result = pool.submit(EvaluationRequest("cpu", False, SpecRef("swish.py", ""), "source")).result()
     assert result.status == "ok" and len(made) == 2 and lost == ["ActorDiedError on node-2"]
 
 
@@ -165,7 +166,7 @@ def test_a_slot_that_keeps_dying_ends_as_a_crash_not_an_exception() -> None:
             raise SlotLost("NodeDiedError")
 
     pool = SlotPool(AlwaysDies, 2, retries=2)
-    result = pool.submit(EvaluationRequest("cpu", False, "swish.py", "", "source")).result()
+    result = pool.submit(EvaluationRequest("cpu", False, SpecRef("swish.py", ""), "source")).result()
     assert result.status == "crash" and "lost 3 times" in result.reason
 
 

@@ -8,6 +8,7 @@ import pytest
 from evaluators.result import EvaluationResult
 from interpreters import pools
 from interpreters.pools import EvaluationRequest, SlotPool
+from interpreters.spec_shelf import SpecRef
 
 OOM = ("reference check: judging ran out of device memory: CUDA out of memory. Tried to allocate 512.00 MiB. "
        "GPU 0 has a total capacity of 79.18 GiB of which 1.2 MiB is free.")
@@ -39,7 +40,7 @@ def _run(script: list[tuple[str, str]], shared: bool, retries: int = 3) -> tuple
     calls: list[str] = []
     pool = SlotPool(lambda: ScriptedSlot(script, calls), 1, retries=retries, shared_device=shared)
     try:
-        return pool.submit(EvaluationRequest("h100", False, "softmax.py", "", "src")).result(), calls
+        return pool.submit(EvaluationRequest("h100", False, SpecRef("softmax.py", ""), "src")).result(), calls
     finally:
         pool.close()
 
