@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.lowering_checks import interpreter_eval_args
+from helpers.lowering_checks import passes
 
 from evaluators.static_checks import check_source
 from kernelevolve.lowering import LoweringError, lower_spec
@@ -61,16 +61,6 @@ def test_epilogues_fuse_into_matmul_and_conv() -> None:
     assert "+ fused add, relu" in conv and "_pointwise0" not in conv
 
 
-def _passes_the_evaluator(ke, spec: Path, candidate: Path, tmp_path: Path, gpu_form: bool = False) -> None:
-    """The real evaluator (cpu target, every case) accepts the candidate for the spec; ``gpu_form``: a draft
-    lowered for a GPU, which the interpreter runs slowly and so gets its own bounds (test_lowering_nvidia)."""
-    extra, bounds = interpreter_eval_args(gpu_form)
-    result = ke("eval", "--op", str(spec), "--hw", "cpu", str(candidate), "--json", *extra,
-                "--state-dir", str(tmp_path / "state"), **bounds)
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["status"] == "ok", result.stdout
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_lowered_candidate_passes_the_evaluator(name: str, ke, tmp_path: Path) -> None:
@@ -101,7 +91,7 @@ def test_candidate_serves_other_constructor_args(ke, tmp_path: Path) -> None:
     assert other.count(", 24)]") == 3
     spec = tmp_path / "mlp_other_args.py"
     spec.write_text(other, encoding="utf-8")
-    _passes_the_evaluator(ke, spec, candidate, tmp_path)
+    passes(ke, spec, candidate.read_text(), tmp_path, candidate.stem, gpu_form=False)
 
 
 def test_unsupported_op_names_the_op() -> None:
@@ -231,7 +221,7 @@ def test_an_unrolled_loop_shares_one_kernel_per_distinct_body(ke, tmp_path: Path
     assert source.count("_matmul0[") == 4
     candidate = tmp_path / "loop_lowered.py"
     candidate.write_text(source, encoding="utf-8")
-    _passes_the_evaluator(ke, spec, candidate, tmp_path)
+    passes(ke, spec, candidate.read_text(), tmp_path, candidate.stem, gpu_form=False)
 
 
 SPLIT_SPEC = '''
@@ -268,7 +258,7 @@ def test_a_reduction_to_few_outputs_is_split_across_programs(ke, tmp_path: Path)
     assert "_SPLIT" not in lower_spec(spec, "cpu")
     candidate = tmp_path / "split_lowered.py"
     candidate.write_text(source, encoding="utf-8")
-    _passes_the_evaluator(ke, spec, candidate, tmp_path, gpu_form=True)
+    passes(ke, spec, candidate.read_text(), tmp_path, candidate.stem, gpu_form=True)
 
 
 LAYER_NORM_SPLIT_SPEC = '''
@@ -338,14 +328,14 @@ def test_a_layer_norm_over_few_long_rows_is_split_across_programs(ke, tmp_path: 
     # go 16 to a program instead of 2
     assert "LAYER_NORM0_BLOCK_R = 128" in source and "LAYER_NORM1_BLOCK_O = 2" in source
     candidate.write_text(_wide(source), encoding="utf-8")
-    _passes_the_evaluator(ke, spec, candidate, tmp_path, gpu_form=True)
+    passes(ke, spec, candidate.read_text(), tmp_path, candidate.stem, gpu_form=True)
     stats = tmp_path / "layer_norm_stats.py"
     stats.write_text(LAYER_NORM_STATS_SPEC, encoding="utf-8")
     source = lower_spec(stats, "h100", symbolic=True)
     assert "STATS=True" in source and "LAYER_NORM0_SPLIT = 2" in source
     # a SPLIT tuned past the row's length leaves chunks empty: their count is 0 and they merge as nothing
     candidate.write_text(_wide(source).replace("LAYER_NORM0_SPLIT = 2", "LAYER_NORM0_SPLIT = 64"), encoding="utf-8")
-    _passes_the_evaluator(ke, stats, candidate, tmp_path, gpu_form=True)
+    passes(ke, stats, candidate.read_text(), tmp_path, candidate.stem, gpu_form=True)
 
 
 def _wide(source: str) -> str:
@@ -396,7 +386,7 @@ def test_a_variance_of_few_long_rows_is_split_across_programs(ke, tmp_path: Path
     assert "_SPLIT" not in lower_spec(spec, "cpu")
     candidate = tmp_path / "var_split.py"
     candidate.write_text(source, encoding="utf-8")
-    _passes_the_evaluator(ke, spec, candidate, tmp_path, gpu_form=True)
+    passes(ke, spec, candidate.read_text(), tmp_path, candidate.stem, gpu_form=True)
 
 
 def test_a_gpu_target_lowers_a_file_that_has_no_cpu_test_case() -> None:
