@@ -74,7 +74,7 @@ class LocalExecutor:
             spec_path=str(spec_path), candidate_path=str(path), device=self.device, target=self.target.name,
             timeout_s=self.timeout_s, memory_limit_mb=self.memory_limit_mb, peaks=target_peaks(self.target),
             ncu=self.ncu, baseline_cache_dir=str(self.scratch.parent / "baselines"),
-            cases=self.target.checked_cases(self.simulated), seeds=list(self.seeds))
+            cases=self.target.checked_cases(self.simulated), seeds=self.seeds)
         if final is False:
             job = job.search_node(screen_below)
         if self.simulated:  # checked where sizes fixed by the constructor args are the production ones

@@ -29,7 +29,7 @@ from ray._private import auto_init_hook
 from evaluators.result import EvaluationResult
 from interpreters import ray_watchdog
 from interpreters.pools import EvaluationRequest, PoolSet, SlotLost, SlotPool, default_scratch
-from interpreters.spec_shelf import text_of
+from interpreters.spec_shelf import shelve_received, text_of
 from interpreters.targets import get_target
 
 log = logging.getLogger("interpreters.ray_pool")
@@ -97,8 +97,6 @@ class EvaluatorActor:
 
     def evaluate(self, request: EvaluationRequest, spec_text: str | None = None) -> dict:
         """``spec_text`` comes with the first request of each spec this actor sees (:class:`RaySlot`)."""
-        from interpreters.spec_shelf import shelve_received
-
         if spec_text is not None:
             shelve_received(request.spec, spec_text)
         return self.slot.evaluate(request).to_dict()

@@ -33,8 +33,7 @@ _LOCK = threading.Lock()
 def shelve(name: str, text: str) -> SpecRef:
     """Keep ``text`` in this process and return the reference requests carry."""
     ref = SpecRef(name, source_hash(text))
-    with _LOCK:
-        _SHELF[ref.hash] = text
+    _keep(ref, text)
     return ref
 
 
@@ -42,13 +41,12 @@ def shelve_received(ref: SpecRef, text: str) -> None:
     """Shelve a text sent from another process, refusing one that is not the text ``ref`` names."""
     if source_hash(text) != ref.hash:
         raise ValueError(f"spec {ref.name}: the text received does not hash to {ref.hash[:16]}")
+    _keep(ref, text)
+
+
+def _keep(ref: SpecRef, text: str) -> None:
     with _LOCK:
         _SHELF[ref.hash] = text
-
-
-def has(ref: SpecRef) -> bool:
-    with _LOCK:
-        return ref.hash in _SHELF
 
 
 def text_of(ref: SpecRef) -> str:
