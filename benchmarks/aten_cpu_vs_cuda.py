@@ -1,7 +1,8 @@
 """Where do ATen's CPU and CUDA results differ for suite ops? Runs each op's reference on the same inputs on
 both devices (and in float64 on the CPU, where the op accepts it) and prints the largest differences. On a
-GPU it also runs the op's template lowering there, so one run shows whether a GPU-only failure is the
-kernel's error (far from float64) or ATen's (the kernel is closer to float64 than ATen is).
+GPU it also runs the op's lowered draft there (the sweep's: one draft per input structure), so one run shows
+whether a GPU-only failure is the kernel's error (far from float64) or ATen's (the kernel is closer to float64
+than ATen is).
 
 Why: the ATen sweep judges a kernel against ATen *on its own device*, so a kernel that matches the CPU can
 fail on a GPU for reasons in ATen, not in the kernel (see knowledge_base/guidance/aten_numerics_cpu_vs_cuda.md).
@@ -27,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evaluators.candidate import flatten_outputs, load_candidate_class  # noqa: E402
 from evaluators.spec import load_spec  # noqa: E402
-from kernelevolve.aten.lowering import lower  # noqa: E402
 from kernelevolve.aten.spec_render import render_spec  # noqa: E402
 from kernelevolve.aten.sweep import select_ops  # noqa: E402
+from kernelevolve.lowering import lower_spec  # noqa: E402
 
 
 def _diff(a: torch.Tensor, b: torch.Tensor) -> float | None:
@@ -86,7 +87,8 @@ def main() -> None:
         for op in select_ops(args.ops):
             path, cand = Path(tmp) / f"{op.slug}.py", Path(tmp) / f"cand_{op.slug}.py"
             path.write_text(render_spec(op), encoding="utf-8")
-            cand.write_text(lower(op), encoding="utf-8")
+            target = "h100" if cuda else "cpu"  # the GPU form where one runs it (the sweep's draft)
+            cand.write_text(lower_spec(path, target, per_structure=True), encoding="utf-8")
             report["ops"][op.name] = compare_op(path, cand, cuda, args.seed)
             for row in report["ops"][op.name]:
                 print(op.name, json.dumps(row), flush=True)

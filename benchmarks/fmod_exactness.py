@@ -25,7 +25,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kernelevolve.aten.lowering.mathlib import HELPERS  # noqa: E402
+from kernelevolve.lowering.mathlib import HELPERS  # noqa: E402
 
 _KERNELS = '''
 import triton

@@ -40,11 +40,8 @@ def new_run(meta: MetadataStore, objects: ObjectStore, cfg: SearchConfig, spec_t
 
 
 def make_operator(run: RunRecord, objects: ObjectStore) -> Any:
-    operator: Any = OfflineOperator()
-    if run.config.get("aten"):  # an ATen sweep run: its starting point is the op's template lowering
-        from kernelevolve.aten.sweep import sample_for
-
-        operator = OfflineOperator([sample_for(run.config["aten"])])
+    # An ATen sweep run's cases differ in dtype, rank and broadcast on purpose: one draft per input structure.
+    operator: Any = OfflineOperator(per_structure=bool(run.config.get("aten")))
     if run.operator in ("anthropic", "openai"):
         from kernelevolve.knowledge.samples import kb_root
         from kernelevolve.operators.llm import LLMOperator

@@ -1,12 +1,13 @@
-"""The 160-operator ATen coverage suite (issue #8, part 1): its table, rendered specs and offline lowering.
+"""The 160-operator ATen coverage suite (issue #8, part 1): its table, rendered specs and their lowering.
 
 Cheap checks cover all 160 ops: unique names and every required category; each rendered spec loads, its
 reference runs on its test inputs (and on meta tensors for the production cases, as the simulator does),
-and FLOPS/BYTES are defined; each lowered candidate parses, passes the static anti-cheat checks and exposes
-mutable tunables. The real sandboxed cpu evaluation (Triton's interpreter, three seeds, fresh-input call,
-dynamic checks) runs for one representative op per template family, for one tunable-mutated candidate,
-and for a deliberately wrong lowering that must come back ``incorrect``. The full 160/160 sweep on cpu and
-mtia-v3 is ``ke aten-sweep``'s job (it takes minutes per target).
+and FLOPS/BYTES are defined. The drafts come from the general lowering, one per input structure
+(``kernelevolve.lowering``, ``per_structure``); for one representative op per family the candidate parses,
+passes the static anti-cheat checks, exposes mutable tunables and passes the real sandboxed cpu evaluation
+(Triton's interpreter, three seeds, fresh-input call, dynamic checks), as do tunable-mutated candidates,
+and a deliberately wrong draft must come back ``incorrect``. The full 160/160 sweep on cpu and mtia-v3 is
+``ke aten-sweep``'s job (tests/test_aten_sweep.py), which checks every op's draft the same way.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from evaluators.spec import load_spec
 from evaluators.static_checks import check_source
 from interpreters.executor import LocalExecutor
 from interpreters.targets import get_target
-from kernelevolve.aten import SUITE, get_op, lower, render_spec
+from kernelevolve.aten import SUITE, get_op, render_spec
 from kernelevolve.aten.op import CATEGORIES, FAMILIES
+from kernelevolve.lowering import lower_spec
 from kernelevolve.operators.tunables import find_tunables, rewrite
 
 NAMES = [op.name for op in SUITE]
@@ -95,58 +97,45 @@ def test_spec_loads_and_reference_runs(spec_dir: Path, name: str) -> None:
         assert spec.bytes(inputs) > 0
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_lowered_candidate_passes_static_checks(name: str) -> None:
-    source = lower(get_op(name))
-    tree = ast.parse(source)
-    classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef)]
-    assert classes == ["TritonModel"]
-    assert check_source(source) == [], [str(v) for v in check_source(source)]
-    tunables = {t.name for t in find_tunables(source)}
-    assert {"NUM_WARPS", "NUM_STAGES"} <= tunables, tunables
-    assert {"BLOCK_SIZE"} <= tunables or {"BLOCK_M", "BLOCK_N"} <= tunables, tunables  # a block to search
-    assert source.startswith('"""\n---\nop: ') and "hardware: [any]" in source
+def _draft(spec_dir: Path, name: str) -> str:
+    return lower_spec(spec_dir / f"{get_op(name).slug}.py", "cpu", per_structure=True)
+
+
+def _every_block(source: str, value: int) -> str:
+    """The draft with every block-size tunable (``*_BLOCK``, ``*_BLOCK_M``, ...) set to ``value``."""
+    blocks = {t: value for t in find_tunables(source) if "_BLOCK" in t.name}
+    assert blocks, "the draft has no block size to search"
+    return rewrite(source, blocks)
 
 
 @pytest.mark.parametrize("family", sorted(REPRESENTATIVES))
 def test_representative_op_evaluates_ok_on_cpu(cpu: LocalExecutor, spec_dir: Path, family: str) -> None:
     op = get_op(REPRESENTATIVES[family])
     assert op.family == family
-    result = cpu.evaluate(spec_dir / f"{op.slug}.py", lower(op))
+    source = _draft(spec_dir, op.name)
+    tree = ast.parse(source)
+    assert [n.name for n in tree.body if isinstance(n, ast.ClassDef)] == ["TritonModel"]
+    assert check_source(source) == [], [str(v) for v in check_source(source)]
+    assert source.startswith('"""\n---\nop: ') and "hardware: [any]" in source
+    result = cpu.evaluate(spec_dir / f"{op.slug}.py", source)
     assert result.status == "ok", f"{op.name}: {result.status}: {result.reason}"
     assert result.cases and all(c.status == "ok" for c in result.cases)
 
 
-def test_tunable_extremes_stay_correct(cpu: LocalExecutor, spec_dir: Path) -> None:
-    """The offline search may shrink a block to 16 and grow rows per program: masking keeps it correct."""
-    op = get_op("argmax.default")
-    source = lower(op)
-    by_name = {t.name: t for t in find_tunables(source)}
-    mutated = rewrite(source, {by_name["BLOCK_SIZE"]: 16, by_name["ROWS_PER_PROGRAM"]: 8})
-    result = cpu.evaluate(spec_dir / f"{op.slug}.py", mutated)
-    assert result.status == "ok", f"{result.status}: {result.reason}"
-
-
-@pytest.mark.parametrize(("name", "block_m", "block_n"), [("triu.default", 64, 16), ("repeat.default", 1, 16),
-                                                          ("constant_pad_nd.default", 2, 4096)])
-def test_row_tiled_layout_blocks_stay_correct(cpu: LocalExecutor, spec_dir: Path, name: str, block_m: int,
-                                              block_n: int) -> None:
-    """The 2-D layout kernels mask rows and columns: tiles taller than a matrix, narrower than a row or wider
-    than every row still copy exactly (batched, 1-D and empty cases included)."""
-    op = get_op(name)
-    source = lower(op)
-    by_name = {t.name: t for t in find_tunables(source)}
-    result = cpu.evaluate(spec_dir / f"{op.slug}.py",
-                          rewrite(source, {by_name["BLOCK_M"]: block_m, by_name["BLOCK_N"]: block_n}))
+@pytest.mark.parametrize("name", ["argmax.default", "triu.default", "constant_pad_nd.default"])
+def test_the_smallest_blocks_stay_correct(cpu: LocalExecutor, spec_dir: Path, name: str) -> None:
+    """The offline search may shrink every block to 16: masking keeps a reduction and the 2-D layout kernels
+    exact (batched, 1-D and empty cases included)."""
+    result = cpu.evaluate(spec_dir / f"{get_op(name).slug}.py", _every_block(_draft(spec_dir, name), 16))
     assert result.status == "ok", f"{result.status}: {result.reason}"
 
 
 def test_wrong_lowering_is_incorrect(cpu: LocalExecutor, spec_dir: Path) -> None:
-    """A lowering that drops add's alpha=2 still passes the static checks but must fail correctness."""
+    """A draft that drops add's alpha=2 still passes the static checks but must fail correctness."""
     op = get_op("add.Tensor")
-    source = lower(op)
-    assert "res = x + 2 * y" in source
-    wrong = source.replace("res = x + 2 * y", "res = x + y")
+    source = _draft(spec_dir, op.name)
+    assert "(a1 * 2)" in source
+    wrong = source.replace("(a1 * 2)", "a1")
     assert check_source(wrong) == []
     result = cpu.evaluate(spec_dir / f"{op.slug}.py", wrong)
     assert result.status == "incorrect", f"{result.status}: {result.reason}"

@@ -21,9 +21,8 @@ from conftest import REPO_ROOT, run_ke
 from evaluators.identity import source_hash
 from evaluators.result import EvaluationResult
 from kernelevolve.aten import SUITE, get_op
-from kernelevolve.aten.lowering import lower
 from kernelevolve.aten.matrix import coverage_row, markdown, summarize
-from kernelevolve.aten.sweep import materialize_spec, select_ops
+from kernelevolve.aten.sweep import materialize_spec, seed_identity, select_ops
 from kernelevolve.errors import UserError
 from kernelevolve.operators.base import Proposal
 from kernelevolve.run_records import SearchConfig, create_run, persist_node
@@ -66,14 +65,14 @@ def test_subset_writes_the_matrix_and_a_rerun_is_a_no_op(tmp_path: Path) -> None
 
 
 def test_a_changed_lowering_redoes_the_op_instead_of_reusing_its_run(tmp_path: Path) -> None:
-    """A completed run answers only for the template that seeded it: after a generator fix, rerunning the
+    """A completed run answers only for the lowering that seeded it: after a lowering fix, rerunning the
     sweep must evaluate the new lowering, not report the old (maybe failing) run again."""
     state = tmp_path / "state"
     first = _sweep(state, "--hw", "cpu", "--ops", "neg.default", "--json")
     assert first.returncode == 0, first.stderr
     meta = MetadataStore(state / "ke.duckdb")
     (run,) = meta.list_runs()
-    assert run.config["seed_hash"] == source_hash(lower(get_op("neg.default")))
+    assert run.config["seed_hash"] == seed_identity("cpu") != seed_identity("mtia-v3")
     meta.update_run(run.run_id, config={**run.config, "seed_hash": "lowering-of-an-older-version"})
     again = _sweep(state, "--hw", "cpu", "--ops", "neg.default", "--json")
     assert again.returncode == 0, again.stderr
@@ -215,10 +214,12 @@ def test_an_llm_operator_writes_the_kernels_when_configured(tmp_path: Path) -> N
     model), whose fenced reply is the op's lowering; the sweep's own campaign is kept apart from offline's."""
     from helpers.fake_llm_server import FakeMessagesServer
 
-    from kernelevolve.aten import lower
+    from kernelevolve.lowering import lower_spec
 
     state = tmp_path / "state"
-    with FakeMessagesServer("plain", lambda n: lower(get_op("abs.default"))) as server:
+    spec, _ = materialize_spec(get_op("abs.default"), tmp_path / "specs")
+    kernel = lower_spec(spec, "cpu", per_structure=True)
+    with FakeMessagesServer("plain", lambda n: kernel) as server:
         result = _sweep(state, "--hw", "cpu", "--ops", "abs.default", "--operator", "anthropic", "--json",
                         env={"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key-not-real",
                              "KE_LLM_MAX_RETRIES": "1"})

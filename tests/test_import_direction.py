@@ -57,10 +57,6 @@ def test_checker_catches_a_violation(tmp_path: Path) -> None:
     assert "duckdb" in imports_of(bad)
 
 
-# The ATen sweep's own lowering package imports its __init__'s helpers back; issue #32 retires the package.
-CYCLES_ALLOWED_WITHIN = "kernelevolve.aten.lowering"
-
-
 def module_graph() -> dict[str, set[str]]:
     """Project module -> the project modules it imports, lazy imports inside functions included."""
     modules: dict[str, Path] = {}
@@ -132,8 +128,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_no_import_cycles() -> None:
     """Module A importing B while B imports A (even lazily, inside a function) made export.py and its formats,
     and matmul.py and matmul_forms.py, one knot each: neither side could be read or changed alone."""
-    bad = [c for c in cycles(module_graph()) if not all(m.startswith(CYCLES_ALLOWED_WITHIN) for m in c)]
-    assert not bad, bad
+    found = cycles(module_graph())
+    assert not found, found
 
 
 def test_cycle_finder_finds_a_lazy_cycle() -> None:

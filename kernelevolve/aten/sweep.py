@@ -8,10 +8,11 @@ index in the suite), so running the command again skips ops already done, resume
 creates the rest; a subset (``--ops``) touches only its slots.
 
 Each op's spec is rendered from the suite table into ``<state>/aten/specs/<slug>.py``. A completed run is
-reused only if its spec is byte-identical to today's rendering, its starting candidate (the template
-lowering) is too, its strategy matches and its budget is at least the one asked for; otherwise a fresh run
-is created and the old one stays in the store. Checking the lowering matters as much as the spec: a fixed
-template must not be hidden behind the failing run it would replace.
+reused only if its spec is byte-identical to today's rendering, the lowering that drafts its starting
+candidate (``kernelevolve.lowering``, one draft per input structure) is the same code, its strategy matches
+and its budget is at least the one asked for; otherwise a fresh run is created and the old one stays in the
+store. Checking the lowering matters as much as the spec: a fixed lowering must not be hidden behind the
+failing run it would replace.
 """
 
 from __future__ import annotations
@@ -23,12 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluators.identity import source_hash
-from kernelevolve.aten.lowering import lower
 from kernelevolve.aten.op import AtenOp
 from kernelevolve.aten.spec_render import render_spec
 from kernelevolve.aten.table import SUITE
 from kernelevolve.errors import UserError
-from kernelevolve.knowledge.samples import CodeSample
 from kernelevolve.run_records import SearchConfig, check_resumable, create_run
 from kernelevolve.store.metadata import MetadataStore
 from kernelevolve.store.objects import ObjectStore
@@ -77,13 +76,12 @@ def slot_of(op: AtenOp) -> int:
     return next(i for i, o in enumerate(SUITE) if o.name == op.name)
 
 
-def sample_for(op_name: str) -> CodeSample:
-    """The offline operator's starting point for a sweep run: the template lowering of the op."""
-    op = next((o for o in SUITE if o.name == op_name), None)
-    if op is None:
-        raise UserError(f"run names ATen op '{op_name}', which is not in this version's suite")
-    return CodeSample(Path(f"aten_{op.slug}.py"), RUN_OP_PREFIX + op.name, f"template lowering of {op.name}",
-                      lower(op))
+def seed_identity(hw: str) -> str:
+    """What a run's starting draft depends on besides its spec: the lowering's code and the target it lowers
+    for (``lowering_version``). A completed run is reused only while both are unchanged."""
+    from kernelevolve.lowering import lowering_version
+
+    return source_hash(f"lowering {lowering_version()} per structure for {hw}")
 
 
 def materialize_spec(op: AtenOp, folder: Path) -> tuple[Path, str]:
@@ -123,10 +121,10 @@ def plan_sweep(meta: MetadataStore, objects: ObjectStore, ops: list[AtenOp], opt
     campaign_id = open_campaign(meta, opts)
     existing = meta.campaign_runs(campaign_id)
     plan = SweepPlan(campaign_id, [], {})
+    seed_hash = seed_identity(opts.hw)
     for op in ops:
         path, text = materialize_spec(op, spec_folder)
         run = existing.get(slot_of(op))
-        seed_hash = source_hash(lower(op))
         current = (run is not None and run.spec_hash == source_hash(text) and run.strategy == opts.strategy
                    and run.config.get("seed_hash") == seed_hash)
         if current and run.status == "completed" and run.budget >= opts.budget:

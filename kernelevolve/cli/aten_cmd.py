@@ -17,12 +17,12 @@ from search.policy import STRATEGIES
 @click.option("--ops", "ops", default=None, help="Comma-separated globs over op names, e.g. 'log*,add.*' "
               "(default: all 160).")
 @click.option("--budget", type=int, default=1, show_default=True,
-              help="Candidates per op: 1 checks the template lowering; more searches its tunables for speed.")
+              help="Candidates per op: 1 checks the lowered draft; more searches its tunables for speed.")
 @click.option("--strategy", default="greedy", show_default=True, help="|".join(STRATEGIES))
 @click.option("--simulate", is_flag=True, help="Estimate time on a device target with the simulator.")
 @click.option("--concurrency", type=int, default=1, show_default=True, help="Evaluations in flight.")
 @click.option("--operator", "operator_name", default="offline", show_default=True,
-              help="offline (template lowering, then tunables) | anthropic | openai (an LLM writes the kernels).")
+              help="offline (the lowering, then tunables) | anthropic | openai (an LLM writes the kernels).")
 @click.option("--model", default=None, help="Model name for an LLM operator.")
 @click.option("--executor", default=None, help="local|ray (default: ray when installed; env KE_EXECUTOR).")
 @click.option("--ray-address", default=None, help="Join this Ray cluster instead of starting a local one.")

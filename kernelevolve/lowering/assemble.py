@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 
-from kernelevolve.aten.lowering import _wrap_code
-from kernelevolve.aten.lowering.mathlib import helpers_for
 from kernelevolve.lowering import runtime
 from kernelevolve.lowering.context import Context
 from kernelevolve.lowering.dedupe import dedupe_kernels
+from kernelevolve.lowering.mathlib import helpers_for
+from kernelevolve.lowering.source_text import wrap_code
 
 
 def _state_table(ctx: Context) -> str:
@@ -40,7 +41,7 @@ def _init_lines(ctx: Context) -> list[str]:
     return lines
 
 
-def _pin_guard(ctx: Context) -> list[str]:
+def pin_guard(ctx: Context) -> list[str]:
     """A first forward line refusing inputs or state whose sizes differ where the trace fixed them."""
     import torch
 
@@ -63,6 +64,12 @@ def _pin_guard(ctx: Context) -> list[str]:
     return [f"_pinned_sizes([{', '.join(checks)}])"] if checks else []
 
 
+def family_summary(kernels: list[str]) -> str:
+    """``3 pointwise, 1 reduce``: how many kernels of each template family (their names' stems)."""
+    families = Counter(k.split("(", 1)[0].split("def ", 1)[1].lstrip("_").rstrip("0123456789") for k in kernels)
+    return ", ".join(f"{n} {family}" for family, n in families.items())
+
+
 def _count(ctx: Context, launches: int) -> str:
     kernels = f"{len(ctx.kernels)} kernel" + ("s" if len(ctx.kernels) != 1 else "")
     return kernels if launches == len(ctx.kernels) else f"{kernels} for {launches} launch sites"
@@ -71,18 +78,24 @@ def _count(ctx: Context, launches: int) -> str:
 def assemble(ctx: Context, op: str, summary: str) -> str:
     launches = dedupe_kernels(ctx)
     forward_args = ", ".join(["self", *(ctx.traced.arg_names or ctx.traced.user_inputs)])
+    forward = "\n".join(f"        {line}" if line else "" for line in [*pin_guard(ctx), *ctx.forward])
+    return module_text(ctx, op, summary, launches, f"    def forward({forward_args}):\n{forward}")
+
+
+def module_text(ctx: Context, op: str, summary: str, launches: int, methods: str, host: str = "") -> str:
+    """The candidate's file: ``methods`` (forward and whatever it calls) follow ``__init__`` in the class;
+    ``host``: more host code before the kernels (variants.py's dispatch table)."""
     init = _init_lines(ctx)
     init_body = "\n".join(f"        {line}" for line in ["super().__init__()", *init])
-    forward = "\n".join(f"        {line}" if line else "" for line in [*_pin_guard(ctx), *ctx.forward])
     kernels = "\n\n\n".join(k.strip("\n") for k in ctx.kernels)
-    host_text = forward + init_body + kernels
+    host_text = methods + init_body + kernels
     used = runtime.helpers_used(host_text)
     if "_copy_kernel" in used:
         ctx.tunables.append(("COPY_BLOCK", 1024, "elements per program of the strided copy"))
     helper_text = "\n\n\n".join(runtime.HELPERS[h].strip("\n") for h in used)
     device_helpers = helpers_for(kernels + helper_text)
     tunables = "\n".join(f"{name} = {value}  # {comment}" for name, value, comment in ctx.tunables)
-    sections = [s for s in (_state_table(ctx), helper_text, device_helpers.strip("\n"), kernels) if s.strip()]
+    sections = [s for s in (_state_table(ctx), host, helper_text, device_helpers.strip("\n"), kernels) if s.strip()]
     body = "\n\n\n".join(sections)
     explanation = textwrap.fill(
         f"Lowered offline from the PyTorch reference by kernelevolve.lowering: the reference was traced with "
@@ -117,9 +130,8 @@ class TritonModel(nn.Module):
     def __init__(self, *args, **kwargs):
 {init_body}
 
-    def forward({forward_args}):
-{forward}
+{methods}
 '''
     if "math." not in source.split("import triton.language as tl", 1)[1]:
         source = source.replace("import math\n\n", "", 1)
-    return _wrap_code(source)
+    return wrap_code(source)

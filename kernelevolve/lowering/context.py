@@ -14,6 +14,7 @@ import torch
 from torch.fx import Node
 
 from kernelevolve.lowering.errors import LoweringError
+from kernelevolve.lowering.source_text import wrap_call
 from kernelevolve.lowering.trace import Traced
 
 CT = {torch.float16: "tl.float32", torch.bfloat16: "tl.float32", torch.float32: "tl.float32",
@@ -132,8 +133,6 @@ class Context:
 
     def launch(self, head: str, args: list[str]) -> None:
         """A kernel launch, its arguments wrapped onto continuation lines."""
-        from kernelevolve.aten.lowering import wrap_call
-
         self.forward.extend(wrap_call(head, args, indent="    ", width=104).split("\n"))
 
     def bind(self, node: Node, var: str, root: str = "") -> None:

@@ -21,10 +21,22 @@ Emitter = Callable[[Context, Node], None]
 
 
 def templates() -> dict[str, Emitter]:
-    from kernelevolve.lowering import conv, matmul, misc, pool, recurrence, reduction, rows, sorting
+    from kernelevolve.lowering import (
+        bucketize,
+        conv,
+        index_put,
+        matmul,
+        misc,
+        pool,
+        recurrence,
+        reduction,
+        rows,
+        scatter,
+        sorting,
+    )
 
     table: dict[str, Emitter] = {}
-    for module in (reduction, rows, matmul, conv, pool, misc, sorting, recurrence):
+    for module in (reduction, rows, matmul, conv, pool, misc, sorting, recurrence, scatter, bucketize, index_put):
         table.update(module.EMITTERS)
     return table
 
@@ -49,12 +61,17 @@ def _is_tensor_op(node: Node) -> bool:
     return isinstance(value, torch.Tensor)
 
 
-def lower_graph(traced: Traced, interpreter: bool = False, nvidia: bool = False) -> Context:
+def lower_graph(traced: Traced, interpreter: bool = False, nvidia: bool = False,
+                names: dict[str, int] | None = None) -> Context:
+    """The lowered kernels and forward lines of ``traced``; ``names``: a name counter shared with the other
+    drafts of one candidate (``variants.py``), so their kernels and tunables never collide."""
     table = templates()
     missing = unsupported(traced, table)
     if missing:
         raise LoweringError(f"no Triton lowering for {', '.join(missing)}")
     ctx = Context(traced, interpreter, nvidia)
+    if names is not None:
+        ctx.counter = names
     _bind_inputs(ctx)
     inline = pointwise.inline_set(traced.graph)
     ctx.inline = inline

@@ -22,9 +22,9 @@ from typing import Any
 import torch
 from torch.fx import Node
 
-from kernelevolve.aten.lowering import wrap_call
 from kernelevolve.lowering import dots, epilogue
 from kernelevolve.lowering.context import Context, packet, val
+from kernelevolve.lowering.source_text import wrap_call
 
 MAX_SPLIT = 64  # the search's range of a count tunable (operators/tunables.py)
 MIN_SLICE = 256  # K of one slice at the default SPLIT_K: 8 BLOCK_K steps of 32

@@ -18,7 +18,8 @@ from kernelevolve.lowering.context import Context, compute_type, packet, val
 from kernelevolve.lowering.errors import LoweringError
 from kernelevolve.lowering.pointwise_ops import COMPARISONS, OPS, lit
 
-TENSOR_OPERANDS = {"fmod", "remainder", "atan2", "hypot"}
+TENSOR_OPERANDS = {"fmod", "remainder", "atan2", "hypot", "bitwise_left_shift", "bitwise_right_shift", "__lshift__",
+                   "__rshift__"}
 CONSTANT_OPS = {"scalar_tensor", "full", "full_like", "zeros_like", "ones_like", "fill"}
 
 
@@ -108,10 +109,20 @@ def body(group: Group, names: dict[str, str], block_shape: str) -> tuple[list[st
     variable, already in its compute type) and the variable holding the root's value."""
     lines: list[str] = []
     exprs = dict(names)
+    folded: dict[str, torch.Tensor] = {}
     for k, node in enumerate(group.members):
         name = packet(node)
         out = val(node)
         ct = compute_type(out.dtype)
+        value = _fold(node, folded)
+        if value is not None:  # an op on constants only (lerp's weight tests): its value, computed by ATen here
+            folded[node.name] = value
+            if node is not group.root:
+                exprs[node.name] = lit(value.item())
+                continue
+            lines.append(f"v{k} = tl.full({block_shape}, {lit(value.item())}, {ct})")
+            exprs[node.name] = f"v{k}"
+            continue
         operand_dtypes = [val(a).dtype for _, a in _schema_args(node)
                           if isinstance(a, Node) and isinstance(val(a), torch.Tensor)]
         if name in COMPARISONS and name != "where":
@@ -141,6 +152,7 @@ def body(group: Group, names: dict[str, str], block_shape: str) -> tuple[list[st
             args.append(text)
             kw[arg_name] = text
         kw["_float"] = out.dtype.is_floating_point
+        kw["_dtype"] = out.dtype
         del operand_dtypes
         expr = OPS[name](args, kw)
         var = f"v{k}"
@@ -153,6 +165,37 @@ def body(group: Group, names: dict[str, str], block_shape: str) -> tuple[list[st
             lines.append(f"{var} = ({expr}).to({ct})")
         exprs[node.name] = var
     return lines, exprs[group.root.name]
+
+
+def _fold(node: Node, folded: dict[str, torch.Tensor]) -> torch.Tensor | None:
+    """The value of a non-constant pointwise op whose every operand is a folded constant, computed by the op
+    itself on 0-d tensors (constants are uniform, so 0-d stands for any shape); None otherwise. Why: such an op
+    would otherwise be written over Python literals (``tl.abs(0.3)``, ``(0.3 - 1).to(...)``), which Triton
+    cannot compute, and its value is known here, exactly as ATen computes it."""
+    if is_constant(node):
+        fill = _constant_fill(node)
+        if fill is not None:
+            folded[node.name] = torch.tensor(fill, dtype=val(node).dtype)
+        return None
+    operands = [a for a in _flat_args(node) if isinstance(a, Node)]
+    if not operands or any(a.name not in folded for a in operands):
+        return None
+    args = [folded[a.name] if isinstance(a, Node) else a for a in node.args]
+    kwargs = {k: folded[v.name] if isinstance(v, Node) else v for k, v in node.kwargs.items()}
+    try:
+        return node.target(*args, **kwargs).to(val(node).dtype)
+    except Exception:  # noqa: BLE001 - not foldable here: written out as before
+        return None
+
+
+def _constant_fill(node: Node) -> float | int | bool | None:
+    """A constant op's fill value where it is a plain number (not a size or another tensor)."""
+    name = packet(node)
+    fill = {"zeros_like": 0, "ones_like": 1}.get(name)
+    if fill is None:
+        args = dict(_schema_args(node))
+        fill = args.get("self") if name == "scalar_tensor" else args.get("fill_value", args.get("value"))
+    return fill if isinstance(fill, (bool, int, float)) else None
 
 
 def _promoted(node: Node) -> torch.dtype | None:

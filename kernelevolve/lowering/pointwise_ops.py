@@ -2,8 +2,9 @@
 
 Each entry maps an overload packet name to ``fn(args, kwargs) -> expression``: ``args`` are the operands
 as Triton expressions (tensor operands already loaded and converted to the node's compute type, scalars as
-literals), ``kwargs`` the node's keyword and trailing scalar arguments. Helpers such as ``_tanh`` come
-from the ATen suite's mathlib, which candidates include when an expression calls them.
+literals), ``kwargs`` the node's keyword and trailing scalar arguments plus ``_float`` (a floating output)
+and ``_dtype`` (the output's torch dtype). Helpers such as ``_tanh`` come from ``kernelevolve.lowering.mathlib``,
+which candidates include when an expression calls them.
 """
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import torch
+
 Expr = Callable[[list[str], dict[str, Any]], str]
 NAN = "propagate_nan=tl.PropagateNan.ALL"
+SIGMOID = "1.0 / (1.0 + tl.exp(-{x}))"
+SOFTPLUS_TANH = "_tanh(_log1p(tl.exp({x})))"  # tanh(softplus(x)), as mish and ATen's mish_backward take it
 GELU_TANH = "0.5 * {x} * (1.0 + _tanh(0.7978845608028654 * ({x} + 0.044715 * {x} * {x} * {x})))"
 
 
@@ -64,6 +69,10 @@ def _clamp(a: list[str], kw: dict[str, Any]) -> str:
 def _div(a: list[str], kw: dict[str, Any]) -> str:
     mode = kw.get("rounding_mode")
     if mode == "trunc":
+        half = kw.get("_dtype") in (torch.float16, torch.bfloat16)
+        if half:  # ATen rounds a half-precision quotient to its storage type before truncating
+            fp16, bf16 = kw["_dtype"] == torch.float16, kw["_dtype"] == torch.bfloat16
+            return f"_div_trunc({a[0]}, {a[1]}, True, {fp16}, {bf16})"
         return f"_trunc({a[0]} / {a[1]})" if kw.get("_float") else f"({a[0]} // {a[1]})"
     if mode == "floor":
         return f"tl.floor({a[0]} / {a[1]})" if kw.get("_float") else f"_floor_divide({a[0]}, {a[1]}, False)"
@@ -86,6 +95,38 @@ def num(kw: dict[str, Any], name: str, default: float) -> str:
 def _softplus(a: list[str], kw: dict[str, Any]) -> str:
     beta, threshold = num(kw, "beta", 1.0), num(kw, "threshold", 20.0)
     return f"tl.where({a[0]} * {beta} > {threshold}, {a[0]}, _log1p(tl.exp({a[0]} * {beta})) / {beta})"
+
+
+def _shift(left: bool) -> Expr:
+    """``x << y`` / ``x >> y`` as ATen computes them (CPU and CUDA alike), in the output's integer type of
+    ``bits`` bits: a shift amount outside [0, bits) (negative, or too large) gives 0, except that a signed
+    right shift then fills with the sign (``x >> (bits - 1)``); inside it, the left shift wraps. The amount
+    is clamped before shifting: a hardware or NumPy shift by ``bits`` or more is undefined."""
+
+    def expr(a: list[str], kw: dict[str, Any]) -> str:
+        x, y = a
+        dtype = kw["_dtype"]
+        bits = dtype.itemsize * 8
+        ok = f"(({y} >= 0) & ({y} < {bits}))"
+        if not left and dtype.is_signed:
+            return f"({x} >> tl.where({ok}, {y}, {bits - 1}))"
+        return f"tl.where({ok}, {x} {'<<' if left else '>>'} tl.where({ok}, {y}, 0), 0)"
+
+    return expr
+
+
+def _silu_backward(a: list[str], kw: dict[str, Any]) -> str:
+    """grad * s * (1 + x (1 - s)), s = sigmoid(x): ATen's formula (in fp32 for 16-bit inputs, as ATen's)."""
+    grad, x = a
+    s = f"({SIGMOID.format(x=x)})"
+    return f"({grad} * {s} * (1.0 + {x} * (1.0 - {s})))"
+
+
+def _mish_backward(a: list[str], kw: dict[str, Any]) -> str:
+    """grad * (t + x s (1 - t^2)), t = tanh(softplus(x)), s = sigmoid(x): ATen's formula."""
+    grad, x = a
+    t, s = SOFTPLUS_TANH.format(x=x), f"({SIGMOID.format(x=x)})"
+    return f"({grad} * ({t} + {x} * {s} * (1.0 - {t} * {t})))"
 
 
 def _unary(template: str) -> Expr:
@@ -148,16 +189,19 @@ OPS: dict[str, Expr] = {
     "erf": _unary("tl.erf({x})"),
     "erfinv": _unary("_erfinv({x})"),
     "lgamma": _unary("_lgamma({x})"),
-    "sigmoid": _unary("(1.0 / (1.0 + tl.exp(-{x})))"),
+    "sigmoid": _unary(f"({SIGMOID})"),
     # --- activations -----------------------------------------------------------------------------------
     "relu": _unary(f"tl.maximum({{x}}, 0, {NAN})"),
     "gelu": _gelu,
     "silu": _unary("({x} / (1.0 + tl.exp(-{x})))"),
     "hardswish": _unary(f"({{x}} * tl.clamp({{x}} + 3.0, 0.0, 6.0, {NAN}) / 6.0)"),
     "hardsigmoid": _unary(f"(tl.clamp({{x}} + 3.0, 0.0, 6.0, {NAN}) / 6.0)"),
-    "mish": _unary("({x} * _tanh(_log1p(tl.exp({x}))))"),
+    "mish": _unary(f"({{x}} * {SOFTPLUS_TANH})"),
     "softplus": _softplus,
     "leaky_relu": lambda a, kw: f"tl.where({a[0]} > 0, {a[0]}, {a[0]} * {num(kw, 'negative_slope', 0.01)})",
+    # backward (grad_output, input) -> grad_input, ATen's CPU/CUDA formulas
+    "silu_backward": _silu_backward,
+    "mish_backward": _mish_backward,
     "logit": lambda a, kw: f"tl.log({a[0]} / (1.0 - {a[0]}))",
     # --- comparison, logical, selection ----------------------------------------------------------------
     "eq": _binary("({x} == {y})"),
@@ -176,6 +220,10 @@ OPS: dict[str, Expr] = {
     "bitwise_and": _binary("({x} & {y})"),
     "bitwise_or": _binary("({x} | {y})"),
     "bitwise_xor": _binary("({x} ^ {y})"),
+    "bitwise_left_shift": _shift(left=True),
+    "bitwise_right_shift": _shift(left=False),
+    "__lshift__": _shift(left=True),
+    "__rshift__": _shift(left=False),
     "where": lambda a, kw: f"tl.where({a[0]}, {a[1]}, {a[2]})",
     # --- copies and constants: the value itself, converted on store -------------------------------------
     "_to_copy": _unary("{x}"),

@@ -50,12 +50,24 @@ COMBINE = {"sum": "acc + v", "mean": "acc + v", "prod": "acc * v", "max": "tl.ma
 PARTIAL = {"sum": "tl.sum(acc, axis=1)", "mean": "tl.sum(acc, axis=1)", "prod": "tl.reduce(acc, 1, _mul_combine)",
            "max": "tl.max(acc, axis=1)", "min": "tl.min(acc, axis=1)", "any": "tl.max(acc, axis=1)",
            "all": "tl.min(acc, axis=1)"}
+# tl.maximum/tl.max skip NaN (fmax), but ATen's max/amax/min/amin propagate it: floating extremes keep NaN in
+# the running accumulator and finish through a helper that returns NaN for a row holding one (mathlib.py)
+NAN_COMBINE = {"max": "tl.maximum(acc, v, propagate_nan=tl.PropagateNan.ALL)",
+               "min": "tl.minimum(acc, v, propagate_nan=tl.PropagateNan.ALL)"}
+NAN_PARTIAL = {"max": "_max_rows_nan(acc)", "min": "_min_rows_nan(acc)"}
 FINISH = {"mean": " / R", "any": " != 0", "all": " != 0"}
 FINISH = {kind: FINISH.get(kind, "") for kind in COMBINE}
 PARTIAL_DTYPES = {"tl.float32": "torch.float32", "tl.float64": "torch.float64", "tl.int64": "torch.int64",
                   "tl.int32": "torch.int32"}
 TARGET_PROGRAMS = 512  # about four programs per SM of an H100 (132 SMs)
 TILE = 4096  # elements of an NVIDIA draft's [BLOCK_O, BLOCK_R] tile
+
+
+def _combine_partial(kind: str, acc: str) -> tuple[str, str]:
+    """The accumulator's update and its per-row reduction for ``kind`` in the type ``acc``."""
+    if kind in NAN_COMBINE and acc in ("tl.float32", "tl.float64"):
+        return NAN_COMBINE[kind], NAN_PARTIAL[kind]
+    return COMBINE[kind], PARTIAL[kind]
 
 
 def _split(n_out: int, bo: int, n_red: int, min_per_program: int = 8192) -> int:
@@ -89,16 +101,17 @@ def _emit_split(ctx: Context, node: Node, kname: str, tag: str, kind: str, name:
     split_name = ctx.tunable(f"{tag}_SPLIT", split, "programs sharing each output's reduction; a power of two")
     params = ["part_ptr" if p == "out_ptr" else p for p in params]  # combine kinds have no other output
     params.insert(params.index("correction"), "CHUNK")
+    update, partial = _combine_partial(kind, acc)
     body = [f"    acc = tl.full([BLOCK_O, BLOCK_R], {init}, {acc})",
             "    r_lo = tl.program_id(1).to(tl.int64) * CHUNK",
-            "    for r0 in range(r_lo, r_lo + CHUNK, BLOCK_R):", *step, f"        acc = {COMBINE[kind]}",
-            f"    tl.store(part_ptr + tl.program_id(1).to(tl.int64) * n_rows + o, {PARTIAL[kind]}, mask=o_mask)"]
+            "    for r0 in range(r_lo, r_lo + CHUNK, BLOCK_R):", *step, f"        acc = {update}",
+            f"    tl.store(part_ptr + tl.program_id(1).to(tl.int64) * n_rows + o, {partial}, mask=o_mask)"]
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):",
                                    f"    # {name} over dims {red}{src.what}: one chunk's partial", *head, *body]))
     combine = ctx.fresh("_combine")
     ctag = combine.lstrip("_").upper()
     cbo = ctx.tunable(f"{ctag}_BLOCK_O", 16, "outputs per program")
-    final = PARTIAL[kind] + FINISH[kind]
+    final = partial + FINISH[kind]
     ctx.kernels.append("\n".join([
         "@triton.jit", f"def {combine}(part_ptr, out_ptr, n_rows, R, SPLIT: tl.constexpr, BLOCK_O: tl.constexpr):",
         f"    # {name}: the SPLIT partials of each output combined",
@@ -237,6 +250,7 @@ def emit(ctx: Context, node: Node) -> None:
                 f"    acc = tl.zeros([BLOCK_O, BLOCK_R], {acc})", "    for r0 in range(0, R, BLOCK_R):", *step,
                 "        d = tl.where(m, v - mean[:, None], 0.0)", "        acc += d * d",
                 "    res = tl.sum(acc, axis=1) / (R - correction)",
+                "    res = tl.where(R > 0, res, float('nan'))  # ATen: the variance of no element is NaN",
                 "    tl.store(out_ptr + o, _cast_out(res, out_ptr), mask=o_mask)"]
         if name == "var_mean":
             body.append("    tl.store(mean_ptr + o, _cast_out(mean, mean_ptr), mask=o_mask)")
@@ -244,8 +258,9 @@ def emit(ctx: Context, node: Node) -> None:
         _emit_split(ctx, node, kname, tag, kind, name, red, src, params, head, step, init, acc, bo, br, warps, split)
         return
     else:
+        update, partial = _combine_partial(kind, acc)
         body = [f"    acc = tl.full([BLOCK_O, BLOCK_R], {init}, {acc})", "    for r0 in range(0, R, BLOCK_R):",
-                *step, f"        acc = {COMBINE[kind]}", f"    res = {PARTIAL[kind]}{FINISH[kind]}",
+                *step, f"        acc = {update}", f"    res = {partial}{FINISH[kind]}",
                 "    tl.store(out_ptr + o, _cast_out(res, out_ptr), mask=o_mask)"]
     kernel = "\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {name} over dims {red}{src.what}",
                         *head, *body])

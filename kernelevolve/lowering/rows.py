@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 
+import torch
 from torch.fx import Node
 
 from kernelevolve.lowering import split_stats
@@ -276,14 +277,13 @@ def emit_indexed_scan(ctx: Context, node: Node) -> None:
     x = node.args[0]
     red = norm_dims(args["dim"], val(x).dim())
     name = packet(node)
-    if not val(x).dtype.is_floating_point:
-        raise LoweringError(f"no Triton lowering for aten.{name} of {val(x).dtype} (floating point only)")
+    acc, init = _indexed_scan_type(val(x).dtype, name)
     kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, name, 2)
     yi = ctx.fresh("buf")
     ctx.empty(yi, node, val(node)[1])
-    combine, init = f"_{name}_combine", "float('-inf')" if name == "cummax" else "float('inf')"
-    body = [f"    cv = tl.full([BLOCK_O], {init}, tl.float32)", "    ci = tl.zeros([BLOCK_O], tl.int64)",
-            "    for r0 in range(0, R, BLOCK_R):", *step, *src.load("m", init, ACC, "        "),
+    combine = f"_{name}_combine"
+    body = [f"    cv = tl.full([BLOCK_O], {init}, {acc})", "    ci = tl.zeros([BLOCK_O], tl.int64)",
+            "    for r0 in range(0, R, BLOCK_R):", *step, *src.load("m", init, acc, "        "),
             "        c = v", "        ic = tl.broadcast_to(r[None, :].to(tl.int64), [BLOCK_O, BLOCK_R])",
             *_tile_scan(ctx, combine, ["c", "ic"]),
             f"        c, ic = {combine}(cv[:, None], ci[:, None], c, ic)",
@@ -294,6 +294,18 @@ def emit_indexed_scan(ctx: Context, node: Node) -> None:
     _finish(ctx, node, kname, params + ["yi_ptr"], head, body, launch + [yi], consts, grid, y,
             f"{name} along dims {red}{src.what}", bind=False)
     ctx.multi[node.name] = [y, yi]  # the indices' buffer has the values' shape: one set of y strides serves both
+
+
+def _indexed_scan_type(dtype: torch.dtype, name: str) -> tuple[str, str]:
+    """(compute type, the scan's identity) of cummax/cummin on ``dtype``: floats in fp32 (fp64 for fp64) from
+    -inf/inf; integers and bool in int64 from the dtype's least/greatest value, so every comparison is exact."""
+    if dtype.is_floating_point:
+        return compute_type(dtype), "float('-inf')" if name == "cummax" else "float('inf')"
+    if dtype.is_complex:
+        raise LoweringError(f"no Triton lowering for aten.{name} of {dtype}")
+    info = torch.iinfo(dtype) if dtype != torch.bool else None
+    lowest, highest = (info.min, info.max) if info else (0, 1)
+    return "tl.int64", str(lowest if name == "cummax" else highest)
 
 
 def _finish(ctx: Context, node: Node, kname: str, params: list[str], head: list[str], body: list[str],

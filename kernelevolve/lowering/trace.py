@@ -10,6 +10,7 @@ families lower.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import logging
 import warnings
@@ -79,6 +80,75 @@ def trace_spec(spec_path: str | Path, production_sizes: bool = False, which: str
     fixes (``LayerNorm(hidden)`` pins the row length to its constructor arg) is then fixed at the value the
     checks and timings use. Sizes stay symbolic unless the traced case is the only one the draft will run
     (``_fixed_sizes``)."""
+    spec, model, test_args = _load_reference(spec_path, which)
+    cases = [tuple(c) for c in spec.cases(which).values()]
+    return _trace_group(spec, model, test_args, cases, production_sizes, which, symbolic)
+
+
+def trace_variants(spec_path: str | Path, production_sizes: bool = False, which: str = "test",
+                   symbolic: bool = False) -> list[tuple[tuple[Any, ...], Traced]]:
+    """``trace_spec`` once per input structure (``structure``) among the cases the draft will run: the
+    ``which`` cases, and where ``production_sizes`` the production cases too (built on the meta device).
+
+    Why: one trace fixes each tensor's dtype and rank and which dims are 0 or 1 (a broadcast), so a spec
+    whose cases differ in those (an ATen op checked on fp16 rows, int32 vectors and empty tensors) needs one
+    draft per structure; ``lowering.variants`` joins them into one candidate that dispatches on it. Each draft
+    keeps its sizes symbolic, so it serves any sizes of its structure, not only its one test case's. An empty
+    case that will not trace (export cannot split an empty batch into groups) is traced on a stand-in with
+    its empty dims at 2: the kernels mask every dim, so that draft serves the empty tensor. A spec whose cases
+    share one structure gets exactly ``trace_spec``'s single trace."""
+    spec, model, test_args = _load_reference(spec_path, which)
+    groups: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+    for case in (tuple(c) for c in spec.cases(which).values()):
+        groups.setdefault(structure(case), []).append(case)
+    checked = set(groups)
+    if production_sizes and which != "prod":
+        for case in _production_cases(spec):
+            groups.setdefault(structure(case), [case])  # a structure only the timings or the simulator run
+    general = symbolic or len(groups) > 1  # a draft per structure still serves any sizes of its structure
+    traces = []
+    for key, cases in groups.items():
+        for attempt in (cases, _without_empty_dims(cases)):
+            try:
+                traces.append((key, _trace_group(spec, model, test_args, attempt, production_sizes, which, general)))
+                break
+            except LoweringError as exc:
+                error = exc
+        else:
+            if key in checked:
+                raise error
+            # a production-only structure that will not trace on the meta device: no draft serves it
+    return traces
+
+
+def _without_empty_dims(cases: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The cases with every dim of size 0 at 2 (zeros: valid indices too); the same where none is empty."""
+    def widen(a: Any) -> Any:
+        if isinstance(a, torch.Tensor) and 0 in a.shape:
+            return torch.zeros([2 if s == 0 else s for s in a.shape], dtype=a.dtype, device=a.device)
+        return a
+
+    return [tuple(widen(a) for a in case) for case in cases]
+
+
+def structure(case: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What a trace fixes about a case: each tensor's dtype and its sizes where they are 0 or 1 (export
+    specializes those; -1 stands for any other), and every other argument's value. ``variants.STRUCTURE``
+    computes the same key at run time."""
+    return tuple((str(a.dtype), tuple(int(s) if s <= 1 else -1 for s in a.shape)) if isinstance(a, torch.Tensor)
+                 else repr(a) for a in case)
+
+
+def _production_cases(spec: Any) -> list[tuple[Any, ...]]:
+    """The production cases on the meta device (nothing allocated); none where they cannot be built so."""
+    try:
+        return [tuple(c) for c in spec.cases("prod", device="meta").values()]
+    except Exception:  # noqa: BLE001 - optional: the draft then serves the checked structures only
+        return []
+
+
+def _load_reference(spec_path: str | Path, which: str) -> tuple[Any, torch.nn.Module, list[Any]]:
+    """The spec, its reference built (seeded) from the ``which`` cases' constructor args, and those args."""
     from evaluators.spec import SpecError, load_spec
 
     try:
@@ -87,8 +157,12 @@ def trace_spec(spec_path: str | Path, production_sizes: bool = False, which: str
         raise LoweringError(str(exc)) from None
     torch.manual_seed(0)
     test_args = _init_args(spec, which)
-    model = spec.reference_cls(*test_args).eval()
-    cases = [tuple(c) for c in spec.cases(which).values()]
+    return spec, spec.reference_cls(*test_args).eval(), test_args
+
+
+def _trace_group(spec: Any, model: torch.nn.Module, test_args: list[Any], cases: list[tuple[Any, ...]],
+                 production_sizes: bool, which: str, symbolic: bool) -> Traced:
+    """The reference traced on a case covering ``cases``, with its state shapes and production sizes."""
     fixed = _fixed_sizes(cases, production_sizes, which, symbolic)
     traced = trace_module(model, _covering_case(cases), static=fixed)
     traced.init_key = repr(tuple(test_args))
@@ -215,7 +289,7 @@ def _covering_case(cases: list[tuple[Any, ...]]) -> tuple[Any, ...]:
             out.append(a)
             continue
         shape = [max(c[i].shape[d] for c in cases) for d in range(a.dim())]
-        out.append(a if list(a.shape) == shape else torch.zeros(shape, dtype=a.dtype))
+        out.append(a if list(a.shape) == shape else torch.zeros(shape, dtype=a.dtype, device=a.device))
     return tuple(out)
 
 
@@ -264,9 +338,36 @@ def _export(module: torch.nn.Module, args: tuple, dynamic: Any) -> Any:
         with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()), whole_recurrences():
             warnings.simplefilter("ignore")
             program = export(module, args, dynamic_shapes=dynamic, strict=False)
+            if _already_lowerable(program):
+                return program
             return program.run_decompositions(decomposition_table())
     finally:
         quiet.setLevel(level)
+
+
+def _already_lowerable(program: Any) -> bool:
+    """Whether the exported graph holds only functional ATen ops that no decomposition rewrites, so that
+    ``run_decompositions`` would return the same graph. Why: it costs about a second per trace (it collects
+    every composite op of every namespace each time), which is most of the time a small reference takes to
+    lower, and a spec lowered per input structure is traced several times."""
+    import operator
+
+    table = _decompositions()
+    for node in program.graph_module.graph.nodes:
+        if node.op != "call_function" or node.target is operator.getitem:
+            continue
+        target = node.target
+        if not isinstance(target, torch._ops.OpOverload) or target in table or target._schema.is_mutable:
+            return False
+        if torch._C._dispatch_has_kernel_for_dispatch_key(target.name(), "CompositeImplicitAutograd"):
+            return False
+    return True
+
+
+@functools.cache
+def _decompositions() -> frozenset:
+    """The ops ``decomposition_table`` rewrites (a set, built once per process)."""
+    return frozenset(decomposition_table())
 
 
 def trace_module(model: torch.nn.Module, case: tuple[Any, ...], static: bool = False) -> Traced:

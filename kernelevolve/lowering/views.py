@@ -40,6 +40,11 @@ def emit(ctx: Context, node: Node) -> None:
         ctx.bind(node, x, root)
         return
     if name in ("view", "_unsafe_view", "reshape"):
+        shape = node.args[1]
+        inferred = [isinstance(s, int) and s == -1 for s in shape] if isinstance(shape, (list, tuple)) else []
+        if any(inferred):  # an empty input makes -1 ambiguous: print the size itself
+            sizes = val(node).shape
+            args[0] = ctx.host([size if auto else s for s, size, auto in zip(shape, sizes, inferred, strict=True)])
         text = f"({x} if {x}.is_contiguous() else _contiguous({x})).view({args[0]})"
     elif name == "slice":
         dim, start, end, step = (list(node.args[1:]) + [0, None, None, 1][len(node.args) - 1:])[:4]

@@ -26,13 +26,14 @@ class OfflineOperator:
     name = "offline"
     supports_crossover = True
 
-    def __init__(self, samples: list[CodeSample] | None = None) -> None:
+    def __init__(self, samples: list[CodeSample] | None = None, per_structure: bool = False) -> None:
         self._samples = samples
+        self._per_structure = per_structure  # lower one draft per input structure (lowering/variants.py)
 
     def samples(self, op: str, spec_source: str = "", target: str = "") -> list[CodeSample]:
         """The op's knowledge-base samples; without any, the template lowering of the spec's reference."""
         if self._samples is None:
-            self._samples = code_samples(op) or lowered_samples(op, spec_source, target)
+            self._samples = code_samples(op) or lowered_samples(op, spec_source, target, self._per_structure)
         if not self._samples:
             raise OperatorError(
                 f"the offline operator has no seed kernel for op '{op}': add one to knowledge_base/code_samples/ "
@@ -103,7 +104,7 @@ class OfflineOperator:
         return None
 
 
-def lowered_samples(op: str, spec_source: str, target: str = "") -> list[CodeSample]:
+def lowered_samples(op: str, spec_source: str, target: str = "", per_structure: bool = False) -> list[CodeSample]:
     """The reference lowered to Triton offline (kernelevolve.lowering); [] when there is no spec text.
 
     A reference the lowering cannot handle stops the run with one line naming the op that has no lowering."""
@@ -114,7 +115,7 @@ def lowered_samples(op: str, spec_source: str, target: str = "") -> list[CodeSam
     from kernelevolve.lowering import LoweringError, lower_spec_text
 
     try:
-        source = lower_spec_text(op, spec_source, target)
+        source = lower_spec_text(op, spec_source, target, per_structure)
     except LoweringError as exc:
         raise OperatorError(f"offline lowering of '{op}' failed: {exc}") from None
     samples = [CodeSample(Path(f"lowered_{op}.py"), op, "template lowering of the reference", source)]
