@@ -1,8 +1,9 @@
 """The record describing one ATen operator of the coverage suite (issue #8).
 
-A row holds everything both sides need: the reference call that the rendered spec makes, the input
-recipe its cases are built from, and the template family plus family-specific data that the offline
-lowering turns into a Triton candidate. Rows are plain data; see ``table.py`` for the suite itself.
+A row says which op and which inputs: the reference call that the rendered spec makes, the input recipe its
+cases are built from, and what the spec documents and the matrix groups by (its family, the formula or kind
+in ``kernel``, FLOPs, tolerance class). Drafts come from the general lowering (``kernelevolve.lowering``),
+which traces the rendered spec like any other; no row carries lowering code. See ``table.py`` for the suite.
 """
 
 from __future__ import annotations
@@ -26,12 +27,12 @@ class Arg:
 @dataclass(frozen=True)
 class AtenOp:
     name: str  # "add.Tensor": the ATen overload packet and overload name
-    family: str  # template family of the lowering (FAMILIES)
+    family: str  # the kind of kernel it needs, as the matrix groups ops (FAMILIES)
     category: str  # coverage category (CATEGORIES)
     args: tuple[Arg, ...]  # the reference forward's tensor arguments, in order
     call: str  # the expression the reference forward returns, e.g. "torch.ops.aten.add.Tensor(x, y, alpha=2)"
     dtypes: tuple[str, ...]  # dtypes the case builder tests, first one also used in production cases
-    kernel: str = ""  # family-specific: an elementwise body, a reduction/scan kind, a template name
+    kernel: str = ""  # what the spec's docstring and byte rules say it computes: a formula, a reduction kind
     flops: float = 1.0  # floating-point operations per output element (per input element for reductions)
     tol: str = "default"  # tolerance class (inputs.TOLERANCE_CLASSES)
     bandwidth_bound: bool = True  # expected limiter on a GPU: DRAM bandwidth (False: latency or atomics)
@@ -47,11 +48,6 @@ class AtenOp:
 
     def opt(self, key: str, default: Any = None) -> Any:
         return dict(self.params).get(key, default)
-
-    @property
-    def kernel_name(self) -> str:
-        """``_add_Tensor_kernel``: one leading underscore (two would be name-mangled inside the class)."""
-        return f"_{self.slug.lstrip('_')}_kernel"
 
     @property
     def slug(self) -> str:
