@@ -97,6 +97,7 @@ def emit_index_put(ctx: Context, node: Node) -> None:
     for q in range(k):
         lines += [f"    j{q} = tl.load(j{q}_ptr + j{q}_off, mask=mask, other=0).to(tl.int64)",
                   f"    j{q} = tl.where(j{q} < 0, j{q} + m{q}, j{q})  # negative indices count from the end",
+                  f"    mask = mask & (j{q} >= 0) & (j{q} < m{q})  # out of range: no write (ATen raises there)",
                   f"    dst += j{q} * ot{q}"]
     lines.append("    v = tl.load(v_ptr + v_off, mask=mask, other=0)")
     if accumulate:

@@ -62,6 +62,7 @@ def emit_scatter(ctx: Context, node: Node) -> None:
              *decompose("offs", sizes, strides, "t"),
              "    j = tl.load(j_ptr + j_off, mask=mask, other=0).to(tl.int64)",
              "    j = tl.where(j < 0, j + n_dim, j)  # negative indices count from the end",
+             "    mask = mask & (j >= 0) & (j < n_dim)  # an index out of range writes nothing (ATen raises there)",
              f"    dst = y_ptr + o_off + j * os{dim}"]
     if tensor_src:
         lines.append("    v = tl.load(s_ptr + s_off, mask=mask, other=0)")
