@@ -75,7 +75,9 @@ def _div(a: list[str], kw: dict[str, Any]) -> str:
             return f"_div_trunc({a[0]}, {a[1]}, True, {fp16}, {bf16})"
         return f"_trunc({a[0]} / {a[1]})" if kw.get("_float") else f"({a[0]} // {a[1]})"
     if mode == "floor":
-        return f"tl.floor({a[0]} / {a[1]})" if kw.get("_float") else f"_floor_divide({a[0]}, {a[1]}, False)"
+        # floats: ATen's div_floor_floating (an IEEE quotient of the exact remainder); a floor of the GPU's
+        # approximate a / b is off by one next to integers (floor_divide on an H100)
+        return f"_floor_divide({a[0]}, {a[1]}, {bool(kw.get('_float'))})"
     return f"({a[0]} / {a[1]})"
 
 
