@@ -21,7 +21,7 @@ from torch.fx import Node
 from kernelevolve.lowering.context import Context, op_name, val
 from kernelevolve.lowering.errors import LoweringError
 from kernelevolve.lowering.indexing import decompose, schema_args
-from kernelevolve.lowering.scatter import _SCRATCH, _convert
+from kernelevolve.lowering.scatter import _SCRATCH, _convert, output_from
 
 
 def _layout(node: Node, indices: list, xrank: int) -> tuple[list[int], list[tuple[str, int]]]:
@@ -111,13 +111,7 @@ def emit_index_put(ctx: Context, node: Node) -> None:
             + (f" in {scratch}" if scratch else ""))
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {what}", *lines]))
 
-    out = ctx.fresh("buf")
-    ctx.empty(out, node)
-    acc = out
-    if scratch is not None:
-        acc = ctx.fresh("buf")
-        ctx.line(f"{acc} = torch.empty({ctx.shape(out_val)}, dtype={scratch}, device={ctx.device})")
-    ctx.line(f"_copy_into({acc}, {ctx.tensor(x)})")
+    out, acc = output_from(ctx, node, x, scratch)
     jv = [ctx.tensor(indices[d]) for d in where]
     bsizes = _b_sizes([val(indices[w]) for w in where], jv)
     je = jv

@@ -296,20 +296,14 @@ def _lgamma(x):
 _CALL = re.compile(r"\b(_[a-z0-9_]+)\b")
 
 
-_helper("_max_rows_nan", '''
+_helper("_extreme_rows_nan", '''
 @triton.jit
-def _max_rows_nan(acc):
-    # tl.max skips NaN lanes, but ATen's max/amax propagate NaN: a row holding one returns NaN
-    res = tl.max(acc, axis=1)
-    nan_sum = tl.sum(tl.where(acc != acc, acc, 0), axis=1)  # NaN exactly when the row holds one
-    return tl.where(nan_sum != nan_sum, nan_sum, res)
-''')
-
-_helper("_min_rows_nan", '''
-@triton.jit
-def _min_rows_nan(acc):
-    # tl.min skips NaN lanes, but ATen's min/amin propagate NaN: a row holding one returns NaN
-    res = tl.min(acc, axis=1)
+def _extreme_rows_nan(acc, MAX: tl.constexpr):
+    # tl.max/tl.min skip NaN lanes, but ATen's max/amax/min/amin propagate NaN: a row holding one returns NaN
+    if MAX:
+        res = tl.max(acc, axis=1)
+    else:
+        res = tl.min(acc, axis=1)
     nan_sum = tl.sum(tl.where(acc != acc, acc, 0), axis=1)  # NaN exactly when the row holds one
     return tl.where(nan_sum != nan_sum, nan_sum, res)
 ''')

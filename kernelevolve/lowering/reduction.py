@@ -54,7 +54,7 @@ PARTIAL = {"sum": "tl.sum(acc, axis=1)", "mean": "tl.sum(acc, axis=1)", "prod": 
 # the running accumulator and finish through a helper that returns NaN for a row holding one (mathlib.py)
 NAN_COMBINE = {"max": "tl.maximum(acc, v, propagate_nan=tl.PropagateNan.ALL)",
                "min": "tl.minimum(acc, v, propagate_nan=tl.PropagateNan.ALL)"}
-NAN_PARTIAL = {"max": "_max_rows_nan(acc)", "min": "_min_rows_nan(acc)"}
+NAN_PARTIAL = {"max": "_extreme_rows_nan(acc, True)", "min": "_extreme_rows_nan(acc, False)"}
 FINISH = {"mean": " / R", "any": " != 0", "all": " != 0"}
 FINISH = {kind: FINISH.get(kind, "") for kind in COMBINE}
 PARTIAL_DTYPES = {"tl.float32": "torch.float32", "tl.float64": "torch.float64", "tl.int64": "torch.int64",

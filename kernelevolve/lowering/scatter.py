@@ -79,14 +79,8 @@ def emit_scatter(ctx: Context, node: Node) -> None:
     what = f"{node.target} along dim {dim}" + (f", accumulated in {scratch}" if scratch else "")
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {what}", *lines]))
 
-    out = ctx.fresh("buf")
-    ctx.empty(out, node)
-    acc = out
-    if scratch is not None:
-        acc = ctx.fresh("buf")
-        ctx.line(f"{acc} = torch.empty({ctx.shape(out_val)}, dtype={scratch}, device={ctx.device})")
-    xv, jv = ctx.tensor(x), ctx.tensor(index)
-    ctx.line(f"_copy_into({acc}, {xv})")
+    out, acc = output_from(ctx, node, x, scratch)
+    jv = ctx.tensor(index)
     shape = [f"{jv}.shape[{d}]" for d in range(rank)] or ["1"]
     launch = [*([ctx.tensor(src)] if tensor_src else [ctx.sym(src)] if scalar else []), jv, acc, f"{jv}.numel()",
               f"{acc}.shape[{dim}]" if xrank else "1", *shape]
@@ -96,6 +90,19 @@ def emit_scatter(ctx: Context, node: Node) -> None:
     if scratch is not None:
         _convert(ctx, acc, out)
     ctx.bind(node, out)
+
+
+def output_from(ctx: Context, node: Node, x: Node, scratch: str | None) -> tuple[str, str]:
+    """The node's output and the buffer the kernel writes (a wider ``scratch`` dtype where the output's has no
+    atomics, converted back by ``_convert``), that buffer holding a copy of ``x`` to write into."""
+    out = ctx.fresh("buf")
+    ctx.empty(out, node)
+    acc = out
+    if scratch is not None:
+        acc = ctx.fresh("buf")
+        ctx.line(f"{acc} = torch.empty({ctx.shape(val(node))}, dtype={scratch}, device={ctx.device})")
+    ctx.line(f"_copy_into({acc}, {ctx.tensor(x)})")
+    return out, acc
 
 
 def _convert(ctx: Context, acc: str, out: str, prefix: str = "_scatter_cast") -> None:
