@@ -25,27 +25,26 @@ def test_lowered_index_ops_pass_the_evaluator(ke, tmp_path: Path) -> None:
     assert {c["name"] for c in verdict["cases"] if c["status"] == "ok"} == {"7x33", "12x129", "1x5"}
 
 
-def test_unsupported_forms_are_named(tmp_path: Path) -> None:
-    spec = tmp_path / "scatter_multiply.py"
-    spec.write_text(
+def _one_op_spec(path: Path, args: str, body: str, inputs: str) -> Path:
+    """A spec whose reference is one line, with one case (production and test alike)."""
+    path.write_text(
         "import torch\nimport torch.nn as nn\n\n\nclass PytorchModel(nn.Module):\n"
-        "    def forward(self, x, idx):\n"
-        "        return torch.ops.aten.scatter.value_reduce(x, 1, idx, 2.0, reduce='multiply')\n\n\n"
-        "def get_inputs(device='cpu'):\n"
-        "    return {'a': (torch.randn(4, 8, device=device), torch.randint(0, 8, (4, 3), device=device))}\n\n\n"
+        f"    def forward(self, {args}):\n        return {body}\n\n\n"
+        f"def get_inputs(device='cpu'):\n    return {{'a': {inputs}}}\n\n\n"
         "def get_test_inputs(device='cpu'):\n    return get_inputs(device)\n", encoding="utf-8")
+    return path
+
+
+def test_unsupported_forms_are_named(tmp_path: Path) -> None:
+    spec = _one_op_spec(tmp_path / "scatter_multiply.py", "x, idx",
+                        "torch.ops.aten.scatter.value_reduce(x, 1, idx, 2.0, reduce='multiply')",
+                        "(torch.randn(4, 8, device=device), torch.randint(0, 8, (4, 3), device=device))")
     with pytest.raises(LoweringError, match=r"reduce='multiply' \(only 'add'\)"):
         lower_spec(spec, "cpu")
 
 
 def test_boolean_mask_index_put_is_refused(tmp_path: Path) -> None:
-    spec = tmp_path / "index_put_mask.py"
-    spec.write_text(
-        "import torch\nimport torch.nn as nn\n\n\nclass PytorchModel(nn.Module):\n"
-        "    def forward(self, x, v):\n"
-        "        return torch.ops.aten.index_put.default(x, [x > 0], v)\n\n\n"
-        "def get_inputs(device='cpu'):\n"
-        "    return {'a': (torch.randn(4, 8, device=device), torch.randn(1, device=device))}\n\n\n"
-        "def get_test_inputs(device='cpu'):\n    return get_inputs(device)\n", encoding="utf-8")
+    spec = _one_op_spec(tmp_path / "index_put_mask.py", "x, v", "torch.ops.aten.index_put.default(x, [x > 0], v)",
+                        "(torch.randn(4, 8, device=device), torch.randn(1, device=device))")
     with pytest.raises(LoweringError, match=r"index_put\.default with boolean-mask indices"):
         lower_spec(spec, "cpu")
