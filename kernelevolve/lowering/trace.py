@@ -330,6 +330,7 @@ def _export(module: torch.nn.Module, args: tuple, dynamic: Any) -> Any:
     from torch.export import export
 
     from evaluators.recurrent_ops import whole_recurrences
+    from kernelevolve.lowering import composite_ops
 
     quiet = logging.getLogger("torch._export")
     level = quiet.level
@@ -340,6 +341,7 @@ def _export(module: torch.nn.Module, args: tuple, dynamic: Any) -> Any:
             program = export(module, args, dynamic_shapes=dynamic, strict=False)
             if _already_lowerable(program):
                 return program
+            composite_ops.install()
             return program.run_decompositions(decomposition_table())
     finally:
         quiet.setLevel(level)
