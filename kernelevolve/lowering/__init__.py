@@ -71,11 +71,12 @@ def lower_spec(spec_path: str | Path, target: str = "", symbolic: bool = False, 
     differ in dtype, rank or broadcast on purpose (the ATen suite's). Off, one trace on a case covering them
     all, which serves the cases of most specs (a pointwise or row kernel does not care about an fp16 case
     beside an fp32 one) at a fraction of the tracing time."""
+    from kernelevolve.lowering.decompositions import device_semantics
     from kernelevolve.lowering.trace import trace_spec, trace_variants
     from kernelevolve.lowering.variants import lower_variants
 
     try:
-        with _TRACE_LOCK:
+        with _TRACE_LOCK, device_semantics("gpu" if _is_gpu(target) else "cpu"):
             production, which = target not in ("", "cpu"), checked_cases(target)
             if not per_structure:
                 return lower_traced(trace_spec(spec_path, production, which, symbolic), Path(spec_path).stem, target)
@@ -100,6 +101,17 @@ def checked_cases(target: str) -> str:
 
     found = load_targets().get(target)
     return found.checked_cases(found.always_simulated) if found else "test"
+
+
+def _is_gpu(target: str) -> bool:
+    """Whether the target's reference runs on a GPU (NVIDIA or AMD): ATen's results differ by device in places
+    (``decompositions.device_semantics``), and the draft must match the device its reference runs on."""
+    if target in ("", "cpu"):
+        return False
+    from interpreters.targets import load_targets
+
+    found = load_targets().get(target)
+    return bool(found and found.vendor in ("nvidia", "amd") and not found.always_simulated)
 
 
 def _is_nvidia(target: str) -> bool:

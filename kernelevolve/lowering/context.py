@@ -192,9 +192,10 @@ class Context:
             return f"{self.ref_dtype[0]}.dtype"
         return str(dtype)
 
-    def empty(self, var: str, node: Node, value: Any = None) -> None:
+    def empty(self, var: str, node: Node, value: Any = None, dtype: torch.dtype | None = None) -> None:
         value = val(node) if value is None else value
-        self.line(f"{var} = torch.empty({self.shape(value)}, dtype={self.dtype(value.dtype)}, device={self.device})")
+        kind = self.dtype(dtype or value.dtype)
+        self.line(f"{var} = torch.empty({self.shape(value)}, dtype={kind}, device={self.device})")
 
     def empty_outputs(self, node: Node) -> list[str]:
         """One fresh buffer per output of a (possibly multi-output) node, allocated in the forward."""

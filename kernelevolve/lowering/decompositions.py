@@ -3,13 +3,38 @@
 Core ATen keeps batch, instance and group norm as single ops; PyTorch's own decompositions of them go
 through mutating or ``prims`` ops that export rejects or no template lowers. These write each norm as the
 mean/variance reductions and one pointwise chain the template families already lower (and fuse).
+
+Half-precision inputs are normalised in float32, as ATen's kernels do on every device (statistics rounded to
+bf16 before the subtraction were off by 0.125 on an H100). Where ATen's results differ by device, the trace
+follows the device the target's reference runs on (``device_semantics``), not the device it is traced on:
+layer norm returns float32 mean/rstd for a half input on a GPU and the input's dtype on the CPU.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
+
 import torch
 
 aten = torch.ops.aten
+_SEMANTICS: contextvars.ContextVar[str] = contextvars.ContextVar("ke_lowering_device_semantics", default="cpu")
+
+
+@contextlib.contextmanager
+def device_semantics(kind: str) -> Iterator[None]:
+    """Trace as if on ``kind`` (``cpu`` or ``gpu``): the device whose ATen results the draft must match."""
+    token = _SEMANTICS.set(kind)
+    try:
+        yield
+    finally:
+        _SEMANTICS.reset(token)
+
+
+def _accumulating(x: torch.Tensor) -> torch.Tensor:
+    """``x`` in the dtype ATen normalises it in: float32 for a half-precision input."""
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
 
 
 def _channel_view(t: torch.Tensor, rank: int) -> torch.Tensor:
@@ -32,31 +57,40 @@ def batch_norm_no_stats(x, weight, bias, training, momentum, eps):  # noqa: ANN0
     """Batch statistics without running ones (instance norm reshapes to this): biased variance."""
     rank = x.dim()
     dims = [0] + list(range(2, rank))
-    mean = x.mean(dim=dims, keepdim=True)
-    var = x.var(dim=dims, keepdim=True, correction=0)
+    wide = _accumulating(x)
+    mean = wide.mean(dim=dims, keepdim=True)
+    var = wide.var(dim=dims, keepdim=True, correction=0)
     rstd = torch.rsqrt(var + eps)
-    out = (x - mean) * rstd
+    out = (wide - mean) * rstd
     if weight is not None:
         out = out * _channel_view(weight, rank)
     if bias is not None:
         out = out + _channel_view(bias, rank)
-    return out, mean.flatten(), rstd.flatten()
+    return out.to(x.dtype), mean.flatten().to(x.dtype), rstd.flatten().to(x.dtype)
 
 
 def group_norm(x, weight, bias, n, c, hw, group, eps):  # noqa: ANN001, ANN201
-    """Group norm: statistics over (channels of the group x spatial), then a per-channel affine map."""
+    """Group norm as a layer norm over each (batch, group) row of ``x`` viewed as [N, G, C/G * HW], then a
+    per-channel affine map: one row kernel (``rows.emit_layer_norm``, which reads the float32 cast at its
+    loads) and one pointwise kernel, where the mean/variance/normalise chain took five."""
     rank = x.dim()
-    grouped = x.reshape(x.shape[0], group, -1)
-    mean = grouped.mean(dim=2, keepdim=True)
-    var = grouped.var(dim=2, keepdim=True, correction=0)
-    rstd = torch.rsqrt(var + eps)
-    out = ((grouped - mean) * rstd).view(x.shape)
+    grouped = _accumulating(x.reshape(x.shape[0], group, -1))
+    out, mean, rstd = aten.native_layer_norm(grouped, [grouped.shape[-1]], None, None, eps)
+    out = out.view(x.shape)
     if weight is not None:
         out = out * _channel_view(weight, rank)
     if bias is not None:
         out = out + _channel_view(bias, rank)
-    return out, mean.view(x.shape[0], group), rstd.view(x.shape[0], group)
+    # ATen's statistics: float32 when the affine parameters are wider than a half input, else the input's dtype
+    stats = weight.dtype if weight is not None and weight.dtype != x.dtype else x.dtype
+    return out.to(x.dtype), mean.view(x.shape[0], group).to(stats), rstd.view(x.shape[0], group).to(stats)
 
+
+def layer_norm_stats_dtype(x: torch.dtype) -> torch.dtype:
+    """The dtype of ``native_layer_norm``'s mean and rstd (kept whole: ``rows.emit_layer_norm``): float32 for a
+    half input on a GPU, the input's dtype on the CPU (whatever device the trace ran on)."""
+    half = x in (torch.float16, torch.bfloat16)
+    return torch.float32 if half and _SEMANTICS.get() == "gpu" else x
 
 TABLE = {
     aten._native_batch_norm_legit_no_training.default: batch_norm_eval,
