@@ -21,10 +21,16 @@ from pathlib import Path
 from typing import Any
 
 
+def _rows(matrix: dict[str, Any]) -> list[dict[str, Any]]:
+    """A matrix's rows: ``ops`` of an ATen sweep, ``rows`` of a KernelBench sweep (``ke sweep``; ``op`` names
+    the problem there too)."""
+    return matrix["ops"] if "ops" in matrix else matrix["rows"]
+
+
 def _cases(matrix: dict[str, Any]) -> dict[tuple[str, str], dict[str, float]]:
     """(op, case) -> the best correct node's latency and that sweep's eager and compile times."""
     out = {}
-    for row in matrix["ops"]:
+    for row in _rows(matrix):
         if not row.get("correct"):
             continue
         for case in row.get("cases") or []:
@@ -50,11 +56,11 @@ def compare(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, A
                      "old_ms": statistics.median(o[key]["latency"] for o in old_c),
                      "new_ms": statistics.median(n[key]["latency"] for n in new_c),
                      "compile_ms": statistics.median(n[key]["compile"] for n in new_c if n[key]["compile"])})
-    correct = {label: [sum(1 for r in m["ops"] if r.get("correct")) for m in ms]
+    correct = {label: [sum(1 for r in _rows(m) if r.get("correct")) for m in ms]
                for label, ms in (("old", old), ("new", new))}
-    only_old = sorted({r["op"] for r in old[0]["ops"] if r.get("correct")} - {r["op"] for r in new[0]["ops"]
+    only_old = sorted({r["op"] for r in _rows(old[0]) if r.get("correct")} - {r["op"] for r in _rows(new[0])
                                                                               if r.get("correct")})
-    only_new = sorted({r["op"] for r in new[0]["ops"] if r.get("correct")} - {r["op"] for r in old[0]["ops"]
+    only_new = sorted({r["op"] for r in _rows(new[0]) if r.get("correct")} - {r["op"] for r in _rows(old[0])
                                                                               if r.get("correct")})
     ratios = [r["ratio"] for r in rows]
     eagers = [r["eager_ratio"] for r in rows if r["eager_ratio"]]
@@ -66,7 +72,7 @@ def compare(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, A
 
 
 def markdown(result: dict[str, Any], header: dict[str, Any]) -> str:
-    lines = [f"# ATen suite drafts: {header['old_label']} against {header['new_label']} ({header['device']})", "",
+    lines = [f"# {header['what']} drafts: {header['old_label']} against {header['new_label']} ({header['device']})", "",
              f"{header['date']}, {header['device']}, torch {header['torch']}, triton {header['triton']}. "
              f"Command: `{header['command']}`.", "",
              f"- rounds: {result['rounds']} (each round both sweeps back to back on one card, the order swapped "
@@ -100,9 +106,10 @@ def main() -> None:
     if len(old) != len(new):
         parser.error("--old and --new need one matrix per round each")
     result = compare(old, new)
-    gpu = next((r["gpu"] for r in new[0]["ops"] if r.get("gpu")), {})
+    gpu = next((r["gpu"] for r in _rows(new[0]) if r.get("gpu")), {})
     labels = args.labels.split(",")
-    header = {"old_label": labels[0], "new_label": labels[1], "device": gpu.get("name", new[0].get("device")),
+    header = {"what": "ATen suite" if "ops" in new[0] else "KernelBench",
+              "old_label": labels[0], "new_label": labels[1], "device": gpu.get("name", new[0].get("device")),
               "torch": gpu.get("torch", new[0].get("torch")), "triton": gpu.get("triton", new[0].get("triton")),
               "date": new[0].get("date"), "command": args.command,
               "old_commands": [m.get("command") for m in old], "new_commands": [m.get("command") for m in new]}

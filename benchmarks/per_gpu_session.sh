@@ -3,7 +3,8 @@
 # benchmarks/eval_memory.py (issue #28 item 1), JOB=sweep runs benchmarks/any_op_sweep.py at --concurrency 8
 # per GPU (issue #28 item 7), each GPU its own share (--shard i/n), then one merged result. JOB=isolation runs
 # issue #31's timing_isolation.py and eval_throughput.py (both lock modes) on GPU 0 (DEADLINE: isolation's).
-# JOB=aten sweeps the ATen suite with an older tree in .drafts/old_src and this one (issue #32, ROUNDS rounds).
+# JOB=aten sweeps the ATen suite with an older tree (OLD_TREE, default .drafts/old_src) and this one, JOB=kbab
+# the KernelBench problems ONLY at budget 1 the same way (issue #32, ROUNDS rounds each).
 # Repo root on the GPU host, wheels in .whl/, KernelBench problems in .kb/ (a copy of ../shared/kernelbench's
 # level folders, carried, never committed; einops among the wheels for the Mamba files), drafts lowered
 # beforehand in .drafts/ (JOB=memory):
@@ -30,26 +31,30 @@ isolation() {  # issue #31 on GPU 0: softmax throughput under each lock mode, th
     --locks "$(echo ${ISO_LOCKS:-timing phases} | tr ' ' ,)" --deadline "${DEADLINE:-780}" \
     ${ISO_PRIOR:+--prior "$ISO_PRIOR"} --out "$work/timing_isolation_$hw"
 }
-aten_ab() {  # issue #32 on GPU 0: the ATen suite swept with the old tree (.drafts/old_src) and this one, ROUNDS
-  # rounds, the order swapped every round, then the per-case latency ratios (aten_lowering_ab.py)
+ab_rounds() {  # issue #32 on GPU 0: sweeps with an older tree (OLD_TREE) and this one, ROUNDS rounds, the order
+  # swapped every round, then the per-case latency ratios (aten_lowering_ab.py). $1: a name; the rest: the
+  # ke command after "--hw"-less arguments (aten-sweep, or sweep over .kb with ONLY)
+  name=$1; shift
   for round in $(seq 1 "${ROUNDS:-2}"); do
     order="old new"; [ $((round % 2)) = 0 ] && order="new old"
     for label in $order; do
-      tree=$PWD; [ "$label" = old ] && tree=$PWD/.drafts/old_src
-      (cd "$tree" && PYTHONPATH=/tmp/site:$tree python3 -m kernelevolve.cli.main aten-sweep --hw $hw --executor local \
-        --concurrency 8 --state-dir "$work/aten_${label}_$round" --out "$work/aten_sweep_${hw}_${label}_$round")
-      echo "aten $label round $round rc $?" >> "$work/progress"
+      tree=$PWD; [ "$label" = old ] && tree=$PWD/${OLD_TREE:-.drafts/old_src}
+      (cd "$tree" && PYTHONPATH=/tmp/site:$tree python3 -m kernelevolve.cli.main "$@" --hw $hw --executor local \
+        --concurrency 8 --state-dir "$work/${name}_${label}_$round" --out "$work/${name}_sweep_${hw}_${label}_$round")
+      echo "$name $label round $round rc $?" >> "$work/progress"
     done
   done
-  python3 benchmarks/aten_lowering_ab.py --old "$work"/aten_sweep_${hw}_old_*.json --new "$work"/aten_sweep_${hw}_new_*.json \
-    --command "KE_COMMIT=${KE_COMMIT:-} JOB=aten ROUNDS=${ROUNDS:-2} bash benchmarks/per_gpu_session.sh start" \
-    --out "$work/aten_lowering_ab_$hw"
+  python3 benchmarks/aten_lowering_ab.py --old "$work"/${name}_sweep_${hw}_old_*.json \
+    --new "$work"/${name}_sweep_${hw}_new_*.json --out "$work/${name}_lowering_ab_$hw" --labels "${LABELS:-template engine,general lowering}" --command \
+    "KE_COMMIT=${KE_COMMIT:-} JOB=$JOB OLD_TREE=${OLD_TREE:-.drafts/old_src} ROUNDS=${ROUNDS:-2} ${ONLY:+ONLY='$ONLY' }bash benchmarks/per_gpu_session.sh start"
 }
 job() {  # $1: GPU index, $2: GPU count
   if [ "${JOB:-memory}" = isolation ]; then
     [ "$1" = 0 ] && isolation
   elif [ "${JOB:-memory}" = aten ]; then
-    [ "$1" = 0 ] && aten_ab
+    [ "$1" = 0 ] && ab_rounds aten aten-sweep
+  elif [ "${JOB:-memory}" = kbab ]; then  # KernelBench problems ONLY, budget 1, old tree against this one
+    [ "$1" = 0 ] && ab_rounds kb sweep "$PWD/.kb" --only "$ONLY" --budget 1 --timeout 600
   elif [ "${JOB:-memory}" = sweep ]; then
     python3 benchmarks/any_op_sweep.py --corpus .kb --only "${ONLY:-level1/*,level2/*}" --hw $hw \
       --budget "${BUDGET:-2}" --concurrency "${CONC:-8}" --shard "$1/$2" --state-dir "$work/state$1" \
@@ -66,7 +71,7 @@ start)
   tar --exclude=./.git --exclude=./.whl -cf - . | tar -xf - -C "$work/src"  # later calls must not change the code
   # poll (STOP=1) rebuilds partial matrices with the started job's selection, not its own call's defaults
   printf 'ONLY=%q\nBUDGET=%q\n' "${ONLY:-level1/*,level2/*}" "${BUDGET:-2}" > "$work/settings"
-  (cd "$work/src" && JOB=${JOB:-memory} ONLY=${ONLY:-} ADV=${ADV:-0} BUDGET=${BUDGET:-2} CONC=${CONC:-8} DEADLINE=${DEADLINE:-780} ROUNDS=${ROUNDS:-2} \
+  (cd "$work/src" && JOB=${JOB:-memory} OLD_TREE=${OLD_TREE:-.drafts/old_src} LABELS=${LABELS:-template engine,general lowering} ONLY=${ONLY:-} ADV=${ADV:-0} BUDGET=${BUDGET:-2} CONC=${CONC:-8} DEADLINE=${DEADLINE:-780} ROUNDS=${ROUNDS:-2} \
     KE_COMMIT=${KE_COMMIT:-} setsid nohup bash benchmarks/per_gpu_session.sh run > "$work/run.log" 2>&1 < /dev/null &)
   echo started ;;
 run)
@@ -85,7 +90,7 @@ run)
   done
   wait
   what="KE_COMMIT=${KE_COMMIT:-} JOB=${JOB:-memory} bash benchmarks/per_gpu_session.sh start (${gpus} GPUs, a share each)"
-  if [ "${JOB:-memory}" = isolation ] || [ "${JOB:-memory}" = aten ]; then
+  if [ "${JOB:-memory}" = isolation ] || [ "${JOB:-memory}" = aten ] || [ "${JOB:-memory}" = kbab ]; then
     :
   elif [ "${JOB:-memory}" = sweep ]; then
     python3 benchmarks/any_op_sweep.py --merge "$work"/part*.json --write "$work/kernelbench_sweep_$hw"
@@ -102,7 +107,7 @@ poll)
   cat "$work/progress" 2>/dev/null; for f in "$work"/gpu*.log; do echo "$f: $(wc -l < "$f") lines"; tail -2 "$f"; done
   tail -3 "$work/adv.log" 2>/dev/null
   cp "$work"/mem*.jsonl "$work"/part*.json "$work"/eval_memory_* "$work"/kernelbench_sweep_* "$work"/adversarial_* \
-    "$work"/eval_throughput_* "$work"/timing_isolation_* "$work"/tp_*.json "$work"/aten_sweep_* "$work"/aten_lowering_ab_* \
+    "$work"/eval_throughput_* "$work"/timing_isolation_* "$work"/tp_*.json "$work"/aten_sweep_* "$work"/*_lowering_ab_* "$work"/kb_sweep_* \
     "${OUT:-/tmp}/" 2>/dev/null
   if [ "${STOP:-0}" = 1 ] && [ ! -f "$work/done" ]; then  # partial: each share's matrix from its store, as it is
     pkill -f any_op_sweep.py; pkill -f kernelevolve.cli.main; sleep 8; pkill -9 -f kernelevolve
