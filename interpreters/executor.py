@@ -64,9 +64,10 @@ class LocalExecutor:
         self._worker = EvaluationWorker(env)
 
     def evaluate(self, spec_path: Path, source: str, screen_below: float | None = None,
-                 final: bool | None = None) -> EvaluationResult:
+                 final: bool | None = None, seeds: int | None = None) -> EvaluationResult:
         """Evaluate one source. ``final`` None (``ke eval``) and True (a run's winners) time in full with the
-        profiler; False (a search node) times at search length without it, screened against ``screen_below``."""
+        profiler; False (a search node) times at search length without it, screened against ``screen_below``.
+        ``seeds``: this evaluation's number of correctness seeds (None: the executor's)."""
         self.scratch.mkdir(parents=True, exist_ok=True)
         path = self.scratch / f"cand_{source_hash(source)[:16]}.py"
         path.write_text(source, encoding="utf-8")
@@ -74,7 +75,7 @@ class LocalExecutor:
             spec_path=str(spec_path), candidate_path=str(path), device=self.device, target=self.target.name,
             timeout_s=self.timeout_s, memory_limit_mb=self.memory_limit_mb, peaks=target_peaks(self.target),
             ncu=self.ncu, baseline_cache_dir=str(self.scratch.parent / "baselines"),
-            cases=self.target.checked_cases(self.simulated), seeds=self.seeds)
+            cases=self.target.checked_cases(self.simulated), seeds=list(range(seeds)) if seeds else self.seeds)
         if final is False:
             job = job.search_node(screen_below)
         if self.simulated:  # checked where sizes fixed by the constructor args are the production ones

@@ -38,6 +38,7 @@ class EvaluationRequest:
     # Search nodes: skip full timing when a short measurement is below this fitness (evaluators.performance).
     screen_below: float | None = None
     final: bool = False  # a winner's re-measurement: full timing at full length, with the profiler
+    check_seeds: int | None = None  # random input seeds correctness is checked on (None: the executor's default)
 
 
 _DEVICE_MEMORY = re.compile(r"out of memory|OutOfMemoryError|cudaErrorMemoryAllocation", re.I)
@@ -112,7 +113,7 @@ class LocalSlot:
         spec_path = materialize(self.scratch, request.spec)
         self.executor.timeout_s = request.timeout_s
         return self.executor.evaluate(spec_path, request.source, screen_below=request.screen_below,
-                                      final=request.final)
+                                      final=request.final, seeds=request.check_seeds)
 
     def close(self) -> None:
         self.executor.close()

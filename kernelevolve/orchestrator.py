@@ -118,9 +118,11 @@ class Expansion:
 
 
 
-def cache_target(hw: str, simulate: bool) -> str:
-    """``hw``, marked ``+sim`` for a simulated run: the two verdicts of one source differ in kind."""
-    return f"{hw}+sim" if simulate else hw
+def cache_target(hw: str, simulate: bool, check_seeds: int | None = None) -> str:
+    """``hw``, marked ``+sim`` for a simulated run: the two verdicts of one source differ in kind; and
+    ``+seedsN`` for a run checking correctness on other than the default seeds, so that a verdict on fewer
+    seeds never stands in for one on more."""
+    return (f"{hw}+sim" if simulate else hw) + (f"+seeds{check_seeds}" if check_seeds else "")
 
 class RunDriver:
     """One run's state inside the orchestrator: its policy, operator, termination rules and pending set."""
@@ -222,12 +224,12 @@ class RunDriver:
             exp.meta["cached_result"] = cached
             return None
         return EvaluationRequest(self.cfg.hw, self.cfg.simulate, self.spec, exp.proposal.source, self.cfg.timeout_s,
-                                 screen_below=self.screen_bar())
+                                 screen_below=self.screen_bar(), check_seeds=self.cfg.check_seeds)
 
     @property
     def cache_target(self) -> str:
         """The evaluation cache's target key: a simulated h100 result must never stand in for a measured one."""
-        return cache_target(self.cfg.hw, bool(self.cfg.simulate))
+        return cache_target(self.cfg.hw, bool(self.cfg.simulate), self.cfg.check_seeds)
 
     def screen_bar(self) -> float | None:
         """The fitness a search node must plausibly reach to earn a full timing: SCREEN_FRACTION of the run's
@@ -389,6 +391,6 @@ def complete(driver: RunDriver, pools: PoolSet) -> RunRecord:
 
     def evaluate(source: str) -> EvaluationResult:
         return pools.evaluate(EvaluationRequest(driver.cfg.hw, driver.cfg.simulate, driver.spec, source,
-                                                driver.cfg.timeout_s, final=True))
+                                                driver.cfg.timeout_s, final=True, check_seeds=driver.cfg.check_seeds))
 
     return finish_run(driver.store, driver.objects, run, evaluate, driver.stop_reason or "budget")

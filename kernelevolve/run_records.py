@@ -49,6 +49,7 @@ class SearchConfig:
     model: str | None = None
     max_cost: float | None = None
     code_roots: tuple[str, ...] = ()  # folders deep search greps besides the knowledge base (resolved paths)
+    check_seeds: int | None = None  # random input seeds correctness is checked on (None: the evaluator's 3)
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> SearchConfig:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.api.checks import check_target, reject_unsupported
+from kernelevolve.api.evaluation import MAX_SEEDS
 from kernelevolve.api.progress import Progress
 from kernelevolve.api.stores import checked_state, open_state
 from kernelevolve.errors import UserError
@@ -27,11 +28,13 @@ def aten_sweep(hw: str, *, ops: str | None = None, budget: int = 1, strategy: st
                executor: str | None = None, ray_address: str | None = None, timeout_s: float = 120.0,
                out: str | None = None, html_report: bool = False, state_dir: str | None = None,
                store_url: str | None = None, command: str | None = None,
-               progress: SweepProgressFactory | None = None) -> dict[str, Any]:
+               progress: SweepProgressFactory | None = None, seeds: int | None = None) -> dict[str, Any]:
     """Run the ATen suite (or the ``ops`` globs of it) on ``hw``; running it again resumes. Writes the matrix
     (.json, .md, and .html with ``html_report``) and returns what ``ke aten-sweep --json`` prints: this
     call's ops, their ``summary`` (``correct``/``total``), ``failures``, and the whole matrix's summary.
-    ``command`` is recorded in the matrix (default: this process's command line)."""
+    ``command`` is recorded in the matrix (default: this process's command line). ``seeds``: random input
+    seeds each op's correctness is checked on (default 3; fewer: a quicker sweep, which a later default sweep
+    does not reuse)."""
     from interpreters.targets import UnknownTarget, get_target
     from kernelevolve.aten.matrix import summarize
     from kernelevolve.aten.sweep import SweepOptions, select_ops
@@ -40,6 +43,8 @@ def aten_sweep(hw: str, *, ops: str | None = None, budget: int = 1, strategy: st
 
     if budget < 1:
         raise UserError(f"--budget must be at least 1, got {budget}")
+    if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
+        raise UserError(f"--seeds must be between 1 and {MAX_SEEDS}, got {seeds}")
     reject_unsupported(concurrency, operator, model, None)
     if timeout_s <= 0:
         raise UserError(f"--timeout must be positive, got {timeout_s:g}")
@@ -57,7 +62,7 @@ def aten_sweep(hw: str, *, ops: str | None = None, budget: int = 1, strategy: st
         check_target(target, simulate)
     opts = SweepOptions(hw=hw, budget=budget, strategy=strategy, simulate=simulate or target.always_simulated,
                         timeout_s=timeout_s, concurrency=concurrency, executor=executor, operator=operator,
-                        model=model)
+                        model=model, check_seeds=seeds)
     paths = checked_state(state_dir, store_url)
     out_prefix = output_file(out, "matrix", "--out") if out else paths.root / f"aten_sweep_{hw}"
 

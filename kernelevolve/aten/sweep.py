@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluators.identity import source_hash
+from evaluators.job import DEFAULT_SEEDS
 from kernelevolve.aten.op import AtenOp
 from kernelevolve.aten.spec_render import render_spec
 from kernelevolve.aten.table import SUITE
@@ -48,6 +49,7 @@ class SweepOptions:
     executor: str = "local"
     operator: str = "offline"
     model: str | None = None
+    check_seeds: int | None = None  # correctness seeds per evaluation (None: the evaluator's default, 3)
 
     @property
     def campaign_name(self) -> str:
@@ -115,6 +117,13 @@ class SweepPlan:
     created: int = 0
 
 
+def _checked_enough(config: dict, opts: SweepOptions) -> bool:
+    """Whether a run checked correctness on at least as many seeds as this sweep asks: a quick sweep may reuse
+    a thorough run, never the other way round."""
+    default = len(DEFAULT_SEEDS)
+    return (config.get("check_seeds") or default) >= (opts.check_seeds or default)
+
+
 def plan_sweep(meta: MetadataStore, objects: ObjectStore, ops: list[AtenOp], opts: SweepOptions,
                spec_folder: Path) -> SweepPlan:
     """Which runs to drive: existing ones resumed, missing or stale ones created, finished ones reused."""
@@ -126,7 +135,7 @@ def plan_sweep(meta: MetadataStore, objects: ObjectStore, ops: list[AtenOp], opt
         path, text = materialize_spec(op, spec_folder)
         run = existing.get(slot_of(op))
         current = (run is not None and run.spec_hash == source_hash(text) and run.strategy == opts.strategy
-                   and run.config.get("seed_hash") == seed_hash)
+                   and run.config.get("seed_hash") == seed_hash and _checked_enough(run.config, opts))
         if current and run.status == "completed" and run.budget >= opts.budget:
             plan.runs[op.name], plan.reused = run, plan.reused + 1
             continue
@@ -141,7 +150,7 @@ def plan_sweep(meta: MetadataStore, objects: ObjectStore, ops: list[AtenOp], opt
         cfg = SearchConfig(op=RUN_OP_PREFIX + op.name, spec_path=str(path), hw=opts.hw, strategy=opts.strategy,
                            budget=opts.budget, drafts=1, timeout_s=opts.timeout_s, simulate=opts.simulate,
                            concurrency=opts.concurrency, executor=opts.executor, reuse=False,
-                           operator=opts.operator, model=opts.model)
+                           operator=opts.operator, model=opts.model, check_seeds=opts.check_seeds)
         run = create_run(meta, objects, cfg, text, {"aten": op.name, "seed_hash": seed_hash, "seeded_from": [],
                                                     "campaign": {
             "id": campaign_id, "slot": slot_of(op), "name": opts.campaign_name}})

@@ -26,6 +26,8 @@ from search.policy import STRATEGIES
 @click.option("--model", default=None, help="Model name for an LLM operator.")
 @click.option("--executor", default=None, help="local|ray (default: ray when installed; env KE_EXECUTOR).")
 @click.option("--ray-address", default=None, help="Join this Ray cluster instead of starting a local one.")
+@click.option("--seeds", "seeds", type=int, default=None,
+              help="Random input seeds each op's correctness is checked on (default 3; fewer: quicker).")
 @click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True,
               help="Per-phase evaluation timeout in seconds.")
 @click.option("--out", "out", default=None, type=click.Path(dir_okay=False),
@@ -35,7 +37,7 @@ from search.policy import STRATEGIES
 @state_options
 @json_option
 def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_name, model, executor, ray_address,
-                   timeout_s, out, html_report, state_dir, store_url, as_json) -> None:
+                   seeds, timeout_s, out, html_report, state_dir, store_url, as_json) -> None:
     """Run the 160-op ATen suite on a target; re-running it resumes. Ends with 'N/160 correct'."""
     from kernelevolve.api import aten_sweep
 
@@ -45,7 +47,8 @@ def aten_sweep_cmd(hw, ops, budget, strategy, simulate, concurrency, operator_na
         result = aten_sweep(hw, ops=ops, budget=budget, strategy=strategy, simulate=simulate,
                             concurrency=concurrency, operator=operator_name, model=model, executor=executor,
                             ray_address=ray_address, timeout_s=timeout_s, out=out, html_report=html_report,
-                            state_dir=state_dir, store_url=store_url, command=command, progress=SweepProgress)
+                            state_dir=state_dir, store_url=store_url, command=command, progress=SweepProgress,
+                            seeds=seeds)
     except KeyboardInterrupt:  # drive() marked the runs in flight interrupted; the store holds the rest
         click.echo("ke: interrupted; run the same 'ke aten-sweep' command again to resume", err=True)
         sys.exit(130)
