@@ -1,8 +1,8 @@
 """Decompositions the lowering adds to core ATen's: norms as reductions plus pointwise ops.
 
 Core ATen keeps batch, instance and group norm as single ops; PyTorch's own decompositions of them go
-through mutating or ``prims`` ops that export rejects or no template lowers. These write each norm as the
-mean/variance reductions and one pointwise chain the template families already lower (and fuse).
+through mutating or ``prims`` ops that export rejects or no template lowers. These write each norm as what the
+template families already lower (and fuse): mean/variance reductions or a layer-norm row, then pointwise chains.
 
 Half-precision inputs are normalised in float32, as ATen's kernels do on every device (statistics rounded to
 bf16 before the subtraction were off by 0.125 on an H100). Where ATen's results differ by device, the trace
@@ -91,6 +91,7 @@ def layer_norm_stats_dtype(x: torch.dtype) -> torch.dtype:
     half input on a GPU, the input's dtype on the CPU (whatever device the trace ran on)."""
     half = x in (torch.float16, torch.bfloat16)
     return torch.float32 if half and _SEMANTICS.get() == "gpu" else x
+
 
 TABLE = {
     aten._native_batch_norm_legit_no_training.default: batch_norm_eval,
