@@ -374,15 +374,16 @@ def get_init_inputs():
 
 
 def test_a_variance_of_few_long_rows_is_split_across_programs(ke, tmp_path: Path) -> None:
-    """Group and instance norm decompose to mean and var reductions: on a GPU a var (and var_mean) to few
-    outputs is split into chunk means and M2s merged by Chan's formula, exact on the interpreter (unbiased
-    var_mean included); the interpreter's own draft is not split."""
+    """Instance norm decomposes to mean and var reductions, group norm to a layer norm over each (batch, group)
+    row: on a GPU a var, var_mean or layer norm to few outputs is split into chunk means and M2s merged by
+    Chan's formula, exact on the interpreter (unbiased var_mean included); the interpreter's own draft is not
+    split."""
     spec = tmp_path / "group_instance_norm.py"
     spec.write_text(VAR_SPLIT_SPEC, encoding="utf-8")
     source = lower_spec(spec, "h100")
-    for what in ("var_mean over dims [1]", "var over dims [2]", "var over dims [0, 2, 3]"):
+    for what in ("var_mean over dims [1]", "layer norm over dims [2]", "var over dims [0, 2, 3]"):
         assert f"# {what}: one chunk's mean and M2" in source, what
-    assert source.count("(Chan's formula)") == 3 and "REDUCE4_SPLIT = 2" in source
+    assert source.count("(Chan's formula)") == 3 and "LAYER_NORM0_SPLIT = 4" in source
     assert "_SPLIT" not in lower_spec(spec, "cpu")
     candidate = tmp_path / "var_split.py"
     candidate.write_text(source, encoding="utf-8")
