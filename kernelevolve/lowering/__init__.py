@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kernelevolve.lowering.errors import LoweringError
 
@@ -91,36 +91,34 @@ def lower_spec(spec_path: str | Path, target: str = "", symbolic: bool = False, 
         raise LoweringError(f"the lowering failed: {type(exc).__name__}: {text}") from exc
 
 
+def _record(target: str) -> Any:
+    """The target's record, or None for the interpreter (no target, ``cpu``) or an unknown name: one read of the
+    targets folder for each question below."""
+    if target in ("", "cpu"):
+        return None
+    from interpreters.targets import load_targets
+
+    return load_targets().get(target)
+
+
 def checked_cases(target: str) -> str:
     """The case set ``target`` checks candidates on (``Target.checked_cases``; a GPU target is drafted for as
     it runs, not as ``--simulate`` would check it: there a size fixed at production fails in one line, see
     assemble._pin_guard). No target: the interpreter's ``test``."""
-    if target in ("", "cpu"):
-        return "test"
-    from interpreters.targets import load_targets
-
-    found = load_targets().get(target)
+    found = _record(target)
     return found.checked_cases(found.always_simulated) if found else "test"
 
 
 def _is_gpu(target: str) -> bool:
     """Whether the target's reference runs on a GPU (NVIDIA or AMD): ATen's results differ by device in places
     (``decompositions.device_semantics``), and the draft must match the device its reference runs on."""
-    if target in ("", "cpu"):
-        return False
-    from interpreters.targets import load_targets
-
-    found = load_targets().get(target)
+    found = _record(target)
     return bool(found and found.vendor in ("nvidia", "amd") and not found.always_simulated)
 
 
 def _is_nvidia(target: str) -> bool:
     """Whether the target is an NVIDIA GPU, whose drafts run fp32 dots on tensor cores (lowering/dots.py)."""
-    if target in ("", "cpu"):
-        return False
-    from interpreters.targets import load_targets
-
-    found = load_targets().get(target)
+    found = _record(target)
     return bool(found and found.vendor == "nvidia")
 
 
