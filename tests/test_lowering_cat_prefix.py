@@ -1,5 +1,5 @@
-"""A cat whose inputs start with an earlier cat's inputs copies that cat's output as one block (a dense
-block's ``cat(features)`` after each ``append``): two copies per cat instead of one per input, exact on the
+"""A cat whose inputs start with an earlier cat's inputs reads that cat's output as one source (a dense
+block's ``cat(features)`` after each ``append``): two sources per cat instead of one per input, exact on the
 interpreter for the cpu and the GPU form."""
 
 from __future__ import annotations
@@ -14,24 +14,16 @@ from kernelevolve.lowering import lower_spec
 SPEC = Path(__file__).parent / "specs" / "any_op" / "growing_concat.py"
 
 
-def copies_per_cat(source: str) -> list[int]:
-    """The number of ``_copy_into`` calls between each cat's ``at = 0`` and the next statement that is not a
-    copy, in forward order."""
-    counts: list[int] = []
-    for line in source.splitlines():
-        stripped = line.strip()
-        if stripped == "at = 0":
-            counts.append(0)
-        elif counts and re.match(r"_copy_into\(buf\d+\.narrow\(", stripped):
-            counts[-1] += 1
-    return counts
+def sources_per_cat(source: str) -> list[int]:
+    """How many sources each cat of the forward reads (its ``_cat_into`` call's list), in forward order."""
+    return [len(m.group(1).split(", ")) for m in re.finditer(r"_cat_into\(_cat\d+, buf\d+, \d+, \[([^]]*)\]", source)]
 
 
-def test_growing_cats_copy_the_previous_cat_whole() -> None:
+def test_growing_cats_read_the_previous_cat_whole() -> None:
     source = lower_spec(SPEC, "cpu")
     # steps 1-4 join 2, 3, 4, 5 inputs; each after the first reuses the one before it. The cat along dim 3
     # shares no earlier cat's dim; the half-precision cat has no earlier cat in its dtype.
-    assert copies_per_cat(source) == [2, 2, 2, 2, 3, 5]
+    assert sources_per_cat(source) == [2, 2, 2, 2, 3, 5]
 
 
 def test_the_drafts_are_exact(ke, tmp_path: Path) -> None:

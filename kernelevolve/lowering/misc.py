@@ -1,7 +1,7 @@
 """Creation, indexing and copy ops: arange, gather, cat, flip.
 
-``cat`` and ``flip`` are strided copies (the shared ``_copy_kernel``: each input into its slice of the
-output; a flip reads with negated strides). ``arange`` fills start + i * step; ``gather`` reads the
+``cat`` is one kernel over its output that loads each element from the source holding it; ``flip`` is a
+strided copy (the shared ``_copy_kernel``, reading with negated strides). ``arange`` fills start + i * step; ``gather`` reads the
 input at the index tensor's values along one dim and at the output's own position along the others.
 """
 
@@ -69,26 +69,61 @@ def emit_gather(ctx: Context, node: Node) -> None:
     ctx.bind(node, out)
 
 
+CAT_GATHER_MAX = 8  # sources one cat kernel reads; a longer list is copied source by source
+
+
 def emit_cat(ctx: Context, node: Node) -> None:
-    """Each input copied into its slice of the output. Where an earlier cat along the same dim joined a prefix
-    of these inputs (DenseNet's ``cat(features)`` after ``features.append``), its output is copied as one
-    block: launches per cat stay two instead of growing with the list, for the same bytes."""
+    """One kernel over the output whose elements each load from the source that holds them (``_cat_into``):
+    the output is written in order however thin the slices (a ``stack`` along the last dim), where a copy per
+    source would write every other element and pay for whole sectors twice. Where an earlier cat along the
+    same dim joined a prefix of these inputs (DenseNet's ``cat(features)`` after ``features.append``), its
+    output stands for them: the reads stay two sources instead of growing with the list."""
     args = schema_args(node)
     tensors = [t for t in args["tensors"] if val(t).numel() != 0 or val(t).dim() != 1]
     dim = norm_dims(args.get("dim", 0), val(node).dim())[0]
     names = tuple(t.name for t in tensors)
     out = ctx.fresh("buf")
     ctx.empty(out, node)
-    ctx.line("at = 0")
     prefix = _longest_prefix_cat(ctx, dim, names, val(node).dtype)
     sources = [ctx.tensor(t) for t in tensors]
     if prefix is not None:
         sources[:len(prefix[1])] = [prefix[2]]
-    for tv in sources:
-        ctx.line(f"_copy_into({out}.narrow({dim}, at, {tv}.shape[{dim}]), {tv})")
-        ctx.line(f"at += {tv}.shape[{dim}]")
+    if len(sources) <= CAT_GATHER_MAX:
+        kname = _cat_kernel(ctx, len(sources))
+        block = ctx.tunable(f"{kname.lstrip('_').upper()}_BLOCK", 1024, "elements per program")
+        wide = "None" if ctx.nvidia else "True"
+        ctx.line(f"_cat_into({kname}, {out}, {dim}, [{', '.join(sources)}], {block}, {wide})")
+    else:
+        ctx.line("at = 0")
+        for tv in sources:
+            ctx.line(f"_copy_into({out}.narrow({dim}, at, {tv}.shape[{dim}]), {tv})")
+            ctx.line(f"at += {tv}.shape[{dim}]")
     ctx.cats.append((dim, names, out, val(node).dtype))
     ctx.bind(node, out)
+
+
+def _cat_kernel(ctx: Context, count: int) -> str:
+    """A kernel joining ``count`` sources, each read as [outer, its size along the dim, inner] (strides ``s``),
+    along the middle dim; ``end{j}``: where source j's slice ends in the output."""
+    kname = ctx.fresh("_cat")
+    params = ["out_ptr", *(f"p{j}" for j in range(count)), "n", "size", "inner"]
+    params += [f"s{j}_{d}" for j in range(count) for d in range(3)] + [f"end{j}" for j in range(count)]
+    params += ["IDX64: tl.constexpr", "BLOCK: tl.constexpr"]
+    lines = ["    offs = _pid(0, IDX64) * BLOCK + tl.arange(0, BLOCK)", "    mask = offs < n",
+             "    k = offs % inner", "    r = offs // inner", "    c = r % size", "    o = r // size"]
+    for j in range(count):
+        if j == 0:
+            lines += ["    c0 = c", "    in0 = mask & (c < end0)"]
+        else:
+            lines += [f"    c{j} = c - end{j - 1}", f"    in{j} = mask & (c >= end{j - 1}) & (c < end{j})"]
+        lines += [f"    v{j} = tl.load(p{j} + o * s{j}_0 + c{j} * s{j}_1 + k * s{j}_2, mask=in{j}, other=0)",
+                  f"    v{j} = v{j}.to(out_ptr.dtype.element_ty)"]
+        lines.append("    v = v0" if j == 0 else f"    v = tl.where(in{j}, v{j}, v)")
+    lines.append("    tl.store(out_ptr + offs, v, mask=mask)")
+    ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):",
+                                   f"    # cat of {count} sources: each output element loads from the one holding it",
+                                   *lines]))
+    return kname
 
 
 def _longest_prefix_cat(ctx: Context, dim: int, names: tuple[str, ...],
@@ -126,10 +161,10 @@ EMITTERS = {"arange": emit_arange, "gather": emit_gather, "cat": emit_cat, "flip
             "rand": emit_random}
 
 
-def _out_digits(rank: int) -> list[str]:
-    """Kernel lines splitting the flat output offset into digits i0..i{rank-1} over sizes n0..n{rank-1}."""
-    lines = ["    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)", "    mask = offs < total",
-             "    rem = offs"]
+def _out_digits(ctx: Context, rank: int) -> list[str]:
+    """Kernel lines splitting the flat output offset into digits i0..i{rank-1} over sizes n0..n{rank-1} (int32
+    offsets and constant sizes on NVIDIA targets where they fit: ``Context.pid`` and ``Context.sizes``)."""
+    lines = [f"    offs = {ctx.pid(0)} * BLOCK + tl.arange(0, BLOCK)", "    mask = offs < total", "    rem = offs"]
     for d in reversed(range(rank)):
         lines += [f"    i{d} = rem % n{d}", f"    rem = rem // n{d}"] if d else ["    i0 = rem"]
     return lines
@@ -145,10 +180,10 @@ def _gather_kernel(ctx: Context, node: Node, prefix: str, extra_params: list[str
     kname = ctx.fresh(prefix)
     block = ctx.tunable(f"{kname.lstrip('_').upper()}_BLOCK", ctx.block(val(node).numel(), 16, 1024, 4096),
                         "elements per program")
-    params = ["x_ptr", "out_ptr", *extra_params[:n_ptrs], "total", *[f"n{d}" for d in range(rank)],
-              *extra_params[n_ptrs:], "BLOCK: tl.constexpr"]
+    params = ["x_ptr", "out_ptr", *extra_params[:n_ptrs], "total", *ctx.sizes([f"n{d}" for d in range(rank)]),
+              *extra_params[n_ptrs:], "BLOCK: tl.constexpr", *ctx.idx_param()]
     ctx.kernels.append("\n".join(["@triton.jit", f"def {kname}({', '.join(params)}):", f"    # {what}",
-                                  *_out_digits(rank), "    x_off = offs * 0", "    ok = mask", *addr_lines,
+                                  *_out_digits(ctx, rank), "    x_off = offs * 0", "    ok = mask", *addr_lines,
                                   f"    v = tl.load(x_ptr + x_off, mask=ok, other={fill})",
                                   f"    v = tl.where(ok, v, {fill})",
                                   "    tl.store(out_ptr + offs, _cast_out(v, out_ptr), mask=mask)"]))
@@ -156,6 +191,7 @@ def _gather_kernel(ctx: Context, node: Node, prefix: str, extra_params: list[str
     ctx.empty(out, node)
     launch = [launch_inputs[0], out, *launch_inputs[1:], f"{out}.numel()"]
     launch += [f"{out}.shape[{d}]" for d in range(rank)] + launch_extra + [f"BLOCK={block}"]
+    launch += ctx.idx_launch([out, *launch_inputs])
     ctx.launch(f"{kname}[(max(1, triton.cdiv({out}.numel(), {block})),)]", launch)
     ctx.bind(node, out)
 

@@ -1,4 +1,4 @@
-"""Row ops: softmax, log_softmax, layer norm and scans (cumsum, cumprod, logcumsumexp, cummax, cummin), each
+"""Row ops: softmax, log_softmax, logsumexp, layer norm and scans (cumsum, cumprod, logcumsumexp, cummax, cummin), each
 row read in place.
 
 A row is the set of elements that differ only along the op's dims (the softmax dim, the normalized
@@ -36,7 +36,10 @@ ACC = "tl.float32"
 ONE_TILE_MAX = 16384  # longest row an NVIDIA draft keeps in registers (64 KiB of fp32 over 16 warps)
 
 
-def _setup(ctx: Context, node: Node, red: list[int], name: str, n_out: int, one_tile: bool = False):
+def _setup(ctx: Context, node: Node, red: list[int], name: str, n_out: int, one_tile: bool = False,
+           y_value: object = None):
+    """``y_value``: the output buffer's shape and dtype where they are not the node's (a reduction's keepdim
+    buffer, which the kernel indexes by the input's dims)."""
     x = node.args[0]
     r = val(x).dim()
     kept = [d for d in range(r) if d not in red]
@@ -62,7 +65,7 @@ def _setup(ctx: Context, node: Node, red: list[int], name: str, n_out: int, one_
     step = ["        r = r0 + tl.arange(0, BLOCK_R)", *decompose("r", rs, {**rx, "yr": ry}, "q", "        "),
             "        m = o_mask[:, None] & (r < R)[None, :]"]
     yvar = ctx.fresh("buf")
-    out = val(node)[0] if isinstance(val(node), (list, tuple)) else val(node)
+    out = y_value or (val(node)[0] if isinstance(val(node), (list, tuple)) else val(node))
     cast = _narrowing_cast(ctx, node)
     ctx.empty(yvar, node, out, val(cast).dtype if cast is not None else None)
     if cast is not None:  # the kernel stores in the cast's dtype (rounding as the cast would): no second pass
@@ -118,6 +121,44 @@ def emit_softmax(ctx: Context, node: Node) -> None:
         body = _or_one_tile(single, body)
     _finish(ctx, node, kname, params, head, body, launch, consts, grid, y,
             f"{packet(node)} over dims {red}{src.what}")
+
+
+def emit_logsumexp(ctx: Context, node: Node) -> None:
+    """logsumexp as one row kernel, where its decomposition is four (max, shift, sum of exponentials, log):
+    the row is read once where it fits one tile (NVIDIA), else twice (its max, then its shifted exponentials),
+    always in fp32. The shift is the row's max, or 0 where that is infinite, as ATen has it: a row of -inf
+    gives -inf, a row holding +inf gives +inf, and a NaN anywhere reaches the sum."""
+    from types import SimpleNamespace
+
+    args = schema_args(node)
+    x = node.args[0]
+    rank = val(x).dim()
+    red = norm_dims(args["dim"], rank) or list(range(rank))
+    shape = [1 if d in red else size for d, size in enumerate(val(x).shape)]
+    y_value = SimpleNamespace(shape=shape, dtype=val(node).dtype)
+    kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, "logsumexp", 1,
+                                                                     one_tile=True, y_value=y_value)
+    load = src.load("m", "float('-inf')", "tl.float32", "        ")
+    shift = ["top = tl.where(tl.abs(mx) == float('inf'), 0.0, mx)"]
+    finish = ["out = tl.log(s) + top", "tl.store(y_ptr + yb, _cast_out(out, y_ptr), mask=o_mask)"]
+    single = ["        r0 = 0", *step, *load, "        mx = tl.max(v, axis=1)", *(f"        {t}" for t in shift),
+              "        s = tl.sum(tl.where(m, tl.exp(v - top[:, None]), 0.0), axis=1)",
+              *(f"        {t}" for t in finish)]
+    body = ["    mx2 = tl.full([BLOCK_O, BLOCK_R], float('-inf'), tl.float32)", "    for r0 in range(0, R, BLOCK_R):",
+            *step, *load, "        mx2 = tl.maximum(mx2, v)", "    mx = tl.max(mx2, axis=1)", *(f"    {t}" for t in shift),
+            "    s2 = tl.zeros([BLOCK_O, BLOCK_R], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
+            *load, "        s2 += tl.where(m, tl.exp(v - top[:, None]), 0.0)", "    s = tl.sum(s2, axis=1)",
+            *(f"    {t}" for t in finish)]
+    if ctx.nvidia:
+        body = _or_one_tile(single, body)
+    _finish(ctx, node, kname, params, head, body, launch, consts, grid, y, f"logsumexp over dims {red}{src.what}",
+            bind=False)
+    if args.get("keepdim", False) or not red:
+        ctx.bind(node, y)
+    else:
+        view = ctx.fresh("view")
+        ctx.line(f"{view} = {y}.squeeze({tuple(red)!r})")
+        ctx.bind(node, view)
 
 
 _NORMALIZE = ["        out = (v - mean[:, None]) * rstd[:, None]",
@@ -342,6 +383,6 @@ def _finish(ctx: Context, node: Node, kname: str, params: list[str], head: list[
         ctx.bind(node, y)
 
 
-EMITTERS = {"_softmax": emit_softmax, "_log_softmax": emit_softmax,
+EMITTERS = {"_softmax": emit_softmax, "_log_softmax": emit_softmax, "logsumexp": emit_logsumexp,
             "native_layer_norm": emit_layer_norm, "cumsum": emit_scan, "cumprod": emit_scan,
             "logcumsumexp": emit_scan, "cummax": emit_indexed_scan, "cummin": emit_indexed_scan}

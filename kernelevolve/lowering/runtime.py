@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+
 HELPERS: dict[str, str] = {
     "_cast_out": '''
 @triton.jit
 def _cast_out(v, ptr):
     # the value converted to ptr's element type; bf16 rounded to nearest even first (ATen rounds, the CPU
-    # interpreter's cast truncates)
-    if ptr.dtype.element_ty == tl.bfloat16:
-        v = _rtne_bf16(v)
-    return v.to(ptr.dtype.element_ty)
+    # interpreter's cast truncates); a value already of that type (a copy's) passes through untouched
+    if v.dtype != ptr.dtype.element_ty:
+        if ptr.dtype.element_ty == tl.bfloat16:
+            v = _rtne_bf16(v)
+        v = v.to(ptr.dtype.element_ty)
+    return v
 ''',
     "_flat": '''
 def _flat(view, out):
@@ -40,66 +43,121 @@ def _i64(*tensors):
 ''',
     "_copy_kernel": '''
 @triton.jit
-def _copy_kernel(src_ptr, dst_ptr, n, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5, u0, u1, u2, u3, u4, u5, base,
-                 BLOCK: tl.constexpr):
-    # dst <- src, each through its own strides (t, u) from element ``base`` of src (negative strides flip);
-    # sizes padded to rank 6 with leading ones
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+def _copy_kernel(src_ptr, dst_ptr, n, z0, z1, z2, z3, z4, a0, a1, a2, a3, a4, b0, b1, b2, b3, b4, a_out, b_out,
+                 base, RANK: tl.constexpr, IDX64: tl.constexpr, BLOCK: tl.constexpr):
+    # dst <- src, each through its own strides from element ``base`` of src (negative strides flip), over RANK
+    # dims: the inner ones (sizes z, strides a and b) innermost first, then the outermost (a_out, b_out). RANK
+    # is a constexpr, so a flat copy splits nothing; offsets are int32 unless the launch says IDX64.
+    offs = _pid(0, IDX64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     rem = offs
-    i5 = rem % s5
-    rem = rem // s5
-    i4 = rem % s4
-    rem = rem // s4
-    i3 = rem % s3
-    rem = rem // s3
-    i2 = rem % s2
-    rem = rem // s2
-    i1 = rem % s1
-    i0 = rem // s1
-    v = tl.load(src_ptr + base + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3 + i4 * t4 + i5 * t5, mask=mask)
-    dst = dst_ptr + i0 * u0 + i1 * u1 + i2 * u2 + i3 * u3 + i4 * u4 + i5 * u5
-    tl.store(dst, v.to(dst_ptr.dtype.element_ty), mask=mask)
+    src_off = base
+    dst_off = 0
+    if RANK > 1:
+        i = rem % z0
+        rem = rem // z0
+        src_off += i * a0
+        dst_off += i * b0
+    if RANK > 2:
+        i = rem % z1
+        rem = rem // z1
+        src_off += i * a1
+        dst_off += i * b1
+    if RANK > 3:
+        i = rem % z2
+        rem = rem // z2
+        src_off += i * a2
+        dst_off += i * b2
+    if RANK > 4:
+        i = rem % z3
+        rem = rem // z3
+        src_off += i * a3
+        dst_off += i * b3
+    if RANK > 5:
+        i = rem % z4
+        rem = rem // z4
+        src_off += i * a4
+        dst_off += i * b4
+    v = tl.load(src_ptr + src_off + rem * a_out, mask=mask)
+    tl.store(dst_ptr + dst_off + rem * b_out, v.to(dst_ptr.dtype.element_ty), mask=mask)
 ''',
     "_copy_into": '''
 def _copy_into(dst, src, flip=()):
-    """dst <- src (same shape; dtype converted) by a Triton kernel; dims in ``flip`` are read reversed."""
-    if src.dim() > 6:  # the kernel takes rank 6: fold the rest away, or copy slice by slice
-        return _copy_high_rank(dst, src, tuple(d % src.dim() for d in flip))
-    pad = 6 - src.dim()
-    sizes = [1] * pad + list(src.shape)
-    strides = [0] * pad + list(src.stride())
-    base = 0
-    for d in flip:
-        base += (src.shape[d] - 1) * src.stride(d)
-        strides[pad + d] = -src.stride(d)
-    _copy_kernel[(max(1, triton.cdiv(src.numel(), COPY_BLOCK)),)](src, dst, src.numel(), *sizes[1:], *strides,
-                                                                  *([0] * pad + list(dst.stride())), base,
-                                                                  BLOCK=COPY_BLOCK)
+    """dst <- src (same shape; dtype converted) by one Triton kernel; dims in ``flip`` are read reversed. The
+    layouts are folded first (``_copy_dims``), so a contiguous copy is one flat run and the index math splits
+    only the dims the two layouts need; past six such dims, one copy per index of the outermost."""
+    flip = tuple(f % src.dim() for f in flip)
+    shape, a, b, base = _copy_dims(dst, src, flip)
+    if len(shape) > 6:
+        d = next(d for d in range(src.dim()) if src.shape[d] != 1)
+        rest = [f - (f > d) for f in flip if f != d]
+        for i in range(src.shape[d]):
+            _copy_into(dst.select(d, i), src.select(d, src.shape[d] - 1 - i if d in flip else i), rest)
+        return dst
+    inner = [(shape[d], a[d], b[d]) for d in reversed(range(1, len(shape)))] + [(1, 0, 0)] * (6 - len(shape))
+    _copy_kernel[(max(1, triton.cdiv(src.numel(), COPY_BLOCK)),)](
+        src, dst, src.numel(), *(t[0] for t in inner), *(t[1] for t in inner), *(t[2] for t in inner), a[0], b[0],
+        base, RANK=len(shape), IDX64=_i64(src, dst), BLOCK=COPY_BLOCK)
     return dst
 ''',
-    "_copy_high_rank": '''
-def _copy_high_rank(dst, src, flip):
-    """_copy_into above rank 6 (einsum's broadcast intermediates reach 7 and more): size-1 dims dropped, then
-    neighbours laid out alike in both tensors merged, else one copy per index of the first dim."""
-    keep = [d for d in range(src.dim()) if src.shape[d] != 1]
-    if len(keep) < src.dim():
-        shape = [src.shape[d] for d in keep]
-        _copy_into(dst.as_strided(shape, [dst.stride(d) for d in keep]),
-                   src.as_strided(shape, [src.stride(d) for d in keep]), [keep.index(d) for d in flip if d in keep])
-        return dst
-    for d in range(src.dim() - 1):
-        if d not in flip and d + 1 not in flip and all(
-                t.stride(d) == t.stride(d + 1) * t.shape[d + 1] for t in (src, dst)):
-            shape = list(src.shape[:d]) + [src.shape[d] * src.shape[d + 1]] + list(src.shape[d + 2:])
-            def merged(t):
-                return t.as_strided(shape, list(t.stride()[:d]) + list(t.stride()[d + 1:]))
-            _copy_into(merged(dst), merged(src), [f if f < d else f - 1 for f in flip])
-            return dst
-    rest = [f - 1 for f in flip if f != 0]
-    for i in range(src.shape[0]):
-        _copy_into(dst[i], src[src.shape[0] - 1 - i if 0 in flip else i], rest)
-    return dst
+    "_copy_dims": '''
+def _copy_dims(dst, src, flip):
+    """(sizes, src strides, dst strides, src offset of the first element read), outermost first: size-1 dims
+    dropped, a flipped dim read through its negated stride from its last element, and a dim merged into its
+    outer neighbour where both tensors step over the pair as over one dim."""
+    base, dims = 0, []
+    for d in range(src.dim()):
+        size, s, t = src.shape[d], src.stride(d), dst.stride(d)
+        if size == 1:
+            continue
+        if d in flip:
+            base += (size - 1) * s
+            s = -s
+        if dims and dims[-1][1] == s * size and dims[-1][2] == t * size:
+            dims[-1] = (dims[-1][0] * size, s, t)
+        else:
+            dims.append((size, s, t))
+    dims = dims or [(1, 0, 0)]
+    return [d[0] for d in dims], [d[1] for d in dims], [d[2] for d in dims], base
+''',
+    "_cat_into": '''
+def _cat_into(kernel, out, dim, srcs, block, wide):
+    """out <- cat(srcs, dim) by one launch of ``kernel`` (misc.py's ``_cat_kernel``), each source read as
+    [outer, its size along dim, inner]; where a source's layout cannot be read so (a permuted view), each is
+    copied into its slice instead. ``wide``: None to choose 64-bit offsets by size, else whether to use them."""
+    strides = [(_run_stride(s, range(dim)), s.stride(dim), _run_stride(s, range(dim + 1, s.dim()))) for s in srcs]
+    if any(None in st for st in strides):
+        at = 0
+        for s in srcs:
+            _copy_into(out.narrow(dim, at, s.shape[dim]), s)
+            at += s.shape[dim]
+        return out
+    ends, at = [], 0
+    for s in srcs:
+        at += s.shape[dim]
+        ends.append(at)
+    inner = 1
+    for size in out.shape[dim + 1:]:
+        inner *= size
+    kernel[(max(1, triton.cdiv(out.numel(), block)),)](
+        out, *srcs, out.numel(), out.shape[dim], max(1, inner), *(x for st in strides for x in st), *ends,
+        IDX64=_i64(out, *srcs) if wide is None else wide, BLOCK=block)
+    return out
+''',
+    "_run_stride": '''
+def _run_stride(t, dims):
+    """The stride that steps through ``dims`` of ``t`` as through one dim (their index flattened), or None where
+    their layout needs more than one (a permuted or sliced view)."""
+    stride, span = 0, None
+    for d in reversed(dims):
+        if t.shape[d] == 1:
+            continue
+        if span is None:
+            stride = t.stride(d)
+        elif t.stride(d) != span:
+            return None
+        span = t.stride(d) * t.shape[d]
+    return stride
 ''',
     "_copy": '''
 def _copy(src):
@@ -147,7 +205,7 @@ def _pinned_sizes(checks):
                                  f"with it fixed at {size}: lower again for these sizes")
 ''',
 }
-DEPS = {"_copy_into": ["_copy_kernel", "_copy_high_rank"], "_copy": ["_copy_into"], "_contiguous": ["_copy"],
+DEPS = {"_copy_into": ["_copy_kernel", "_copy_dims", "_i64"], "_copy_kernel": ["_pid"], "_cat_into": ["_copy_into", "_i64", "_run_stride"], "_copy": ["_copy_into"], "_contiguous": ["_copy"],
         "_k_major": ["_copy_into"]}
 
 
