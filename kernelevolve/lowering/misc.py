@@ -1,8 +1,9 @@
 """Creation, indexing and copy ops: arange, gather, cat, flip.
 
 ``cat`` is one kernel over its output that loads each element from the source holding it; ``flip`` is a
-strided copy (the shared ``_copy_kernel``, reading with negated strides). ``arange`` fills start + i * step; ``gather`` reads the
-input at the index tensor's values along one dim and at the output's own position along the others.
+strided copy (the shared ``_copy_kernel``, reading with negated strides). ``arange`` fills start + i * step;
+``gather`` reads the input at the index tensor's values along one dim and at the output's own position along
+the others.
 """
 
 from __future__ import annotations

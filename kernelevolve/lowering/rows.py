@@ -145,7 +145,8 @@ def emit_logsumexp(ctx: Context, node: Node) -> None:
               "        s = tl.sum(tl.where(m, tl.exp(v - top[:, None]), 0.0), axis=1)",
               *(f"        {t}" for t in finish)]
     body = ["    mx2 = tl.full([BLOCK_O, BLOCK_R], float('-inf'), tl.float32)", "    for r0 in range(0, R, BLOCK_R):",
-            *step, *load, "        mx2 = tl.maximum(mx2, v)", "    mx = tl.max(mx2, axis=1)", *(f"    {t}" for t in shift),
+            *step, *load, "        mx2 = tl.maximum(mx2, v)", "    mx = tl.max(mx2, axis=1)",
+            *(f"    {t}" for t in shift),
             "    s2 = tl.zeros([BLOCK_O, BLOCK_R], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
             *load, "        s2 += tl.where(m, tl.exp(v - top[:, None]), 0.0)", "    s = tl.sum(s2, axis=1)",
             *(f"    {t}" for t in finish)]

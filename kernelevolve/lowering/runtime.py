@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 HELPERS: dict[str, str] = {
     "_cast_out": '''
 @triton.jit
@@ -205,7 +204,8 @@ def _pinned_sizes(checks):
                                  f"with it fixed at {size}: lower again for these sizes")
 ''',
 }
-DEPS = {"_copy_into": ["_copy_kernel", "_copy_dims", "_i64"], "_copy_kernel": ["_pid"], "_cat_into": ["_copy_into", "_i64", "_run_stride"], "_copy": ["_copy_into"], "_contiguous": ["_copy"],
+DEPS = {"_copy_into": ["_copy_kernel", "_copy_dims", "_i64"], "_copy_kernel": ["_pid"],
+        "_cat_into": ["_copy_into", "_i64", "_run_stride"], "_copy": ["_copy_into"], "_contiguous": ["_copy"],
         "_k_major": ["_copy_into"]}
 
 

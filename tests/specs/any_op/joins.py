@@ -19,7 +19,8 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(33, 17), torch.randn(33, 17), torch.randn(17, 5), torch.randint(-9, 9, (33, 3)), torch.randn(4, 5, 6)]
+    return [torch.randn(33, 17), torch.randn(33, 17), torch.randn(17, 5), torch.randint(-9, 9, (33, 3)),
+            torch.randn(4, 5, 6)]
 
 
 def get_init_inputs():
