@@ -2,7 +2,9 @@
 
 ATen's layer norm returns float32 mean/rstd for a bf16 input on a GPU and bf16 ones on the CPU; the trace runs on
 the CPU either way, so the draft follows the target (``decompositions.device_semantics``). Group norm is
-normalised in float32 (statistics rounded to bf16 first were off by 0.125 on an H100).
+normalised in float32; ATen's CUDA kernel stores its statistics in the input's dtype and normalises with those
+stored values (an H100 sweep failed a float32-statistics draft by 0.0625), its CPU kernel with float32 ones, so
+the GPU draft rounds the statistics first and the CPU draft does not.
 """
 
 from __future__ import annotations
@@ -59,6 +61,22 @@ def test_half_norms_follow_the_target_device(tmp_path: Path, target: str, stats:
     wide = x.float()
     assert torch.allclose(mean.float().flatten(), wide.mean(-1), rtol=1e-2)
     assert torch.allclose(out.float(), torch.nn.functional.layer_norm(wide, [32], w.float(), b.float()), atol=0.05)
-    want = torch.nn.functional.group_norm(wide.view(4, 8, 32), 2, eps=1e-5)  # normalised in fp32, rounded once
     assert grouped.dtype == torch.bfloat16 and gmean.dtype == grstd.dtype == torch.bfloat16
-    assert (grouped.float() - want).abs().max() <= 0.02
+    assert torch.allclose(gmean.float().flatten(), wide.view(4, 2, -1).mean(-1).flatten(), rtol=1e-2)
+
+
+@pytest.mark.parametrize("target", ["cpu", "h100"])
+def test_group_norm_normalizes_with_the_statistics_its_device_stores(tmp_path: Path, target: str) -> None:
+    torch.manual_seed(1)
+    x = (torch.randn(32, 32) + 100).to(torch.bfloat16)  # mean ~100: its bf16 rounding moves outputs by ~0.2
+    w, b = torch.randn(32).to(torch.bfloat16), torch.randn(32).to(torch.bfloat16)
+    grouped = _draft(tmp_path, target).TritonModel()(x, w, b)[3].float()
+    rows = x.float().view(4, 2, -1)
+    mean, var = rows.mean(-1, keepdim=True), rows.var(-1, correction=0, keepdim=True)
+    rstd = torch.rsqrt(var + 1e-5)
+    wide = ((rows - mean) * rstd).view(4, 8, 32).bfloat16().float()  # the CPU kernel's
+    mean, rstd = mean.bfloat16().float(), rstd.bfloat16().float()
+    stored = ((rows - mean) * rstd).view(4, 8, 32).bfloat16().float()  # the CUDA kernel's
+    assert (wide - stored).abs().max() > 0.1  # the case tells the two apart
+    want = stored if target == "h100" else wide
+    assert (grouped - want).abs().max() <= 0.02

@@ -70,20 +70,30 @@ def batch_norm_no_stats(x, weight, bias, training, momentum, eps):  # noqa: ANN0
 
 
 def group_norm(x, weight, bias, n, c, hw, group, eps):  # noqa: ANN001, ANN201
-    """Group norm as a layer norm over each (batch, group) row of ``x`` viewed as [N, G, C/G * HW], then a
-    per-channel affine map: one row kernel (``rows.emit_layer_norm``, which reads the float32 cast at its
-    loads) and one pointwise kernel, where the mean/variance/normalise chain took five."""
-    rank = x.dim()
-    grouped = _accumulating(x.reshape(x.shape[0], group, -1))
-    out, mean, rstd = aten.native_layer_norm(grouped, [grouped.shape[-1]], None, None, eps)
-    out = out.view(x.shape)
+    """Group norm as the statistics of a layer norm over each (batch, group) row of ``x`` viewed as
+    [N, G, C/G * HW] (``rows.emit_layer_norm``, which reads the float32 cast at its loads and, its normalized
+    output unused, writes only them), then one pointwise kernel normalizing and applying the per-channel
+    affine map: x is read twice and written once, where the mean/variance/normalise chain took five kernels.
+
+    ATen's statistics are float32 when the affine parameters are wider than a half input, else the input's
+    dtype; its CUDA kernel stores them so and normalizes with the stored values, so on a GPU a half input is
+    normalized with statistics rounded to that dtype (on the CPU, with float32 ones)."""
+    rank, batch, channels = x.dim(), x.shape[0], x.shape[1]
+    grouped = _accumulating(x.reshape(batch, group, -1))
+    _, mean, rstd = aten.native_layer_norm(grouped, [grouped.shape[-1]], None, None, eps)
+    stats = weight.dtype if weight is not None and weight.dtype != x.dtype else x.dtype
+    if _SEMANTICS.get() == "gpu" and stats in (torch.float16, torch.bfloat16):
+        mean, rstd = mean.to(stats).to(grouped.dtype), rstd.to(stats).to(grouped.dtype)
+
+    def per_channel(t: torch.Tensor) -> torch.Tensor:  # [N, G, 1] -> [N, C, 1, ...]: x's own shape broadcasts it
+        return t.expand(batch, group, channels // group).reshape([batch, channels] + [1] * (rank - 2))
+
+    out = (_accumulating(x) - per_channel(mean)) * per_channel(rstd)
     if weight is not None:
         out = out * _channel_view(weight, rank)
     if bias is not None:
         out = out + _channel_view(bias, rank)
-    # ATen's statistics: float32 when the affine parameters are wider than a half input, else the input's dtype
-    stats = weight.dtype if weight is not None and weight.dtype != x.dtype else x.dtype
-    return out.to(x.dtype), mean.view(x.shape[0], group).to(stats), rstd.view(x.shape[0], group).to(stats)
+    return out.to(x.dtype), mean.view(batch, group).to(stats), rstd.view(batch, group).to(stats)
 
 
 def layer_norm_stats_dtype(x: torch.dtype) -> torch.dtype:

@@ -21,6 +21,9 @@ from kernelevolve.lowering.pointwise_ops import COMPARISONS, OPS, lit
 TENSOR_OPERANDS = {"fmod", "remainder", "atan2", "hypot", "bitwise_left_shift", "bitwise_right_shift", "__lshift__",
                    "__rshift__"}
 CONSTANT_OPS = {"scalar_tensor", "full", "full_like", "zeros_like", "ones_like", "fill"}
+# The rounding of a value computed in fp32 to a half dtype, kept in fp32 (bf16 through ``_rtne_bf16``: the CPU
+# interpreter's bf16 cast truncates, where GPUs and ATen round to nearest even)
+_HALF = {torch.bfloat16: "_rtne_bf16({})", torch.float16: "({}).to(tl.float16)"}
 
 
 def is_pointwise(node: Node) -> bool:
@@ -155,6 +158,8 @@ def body(group: Group, names: dict[str, str], block_shape: str) -> tuple[list[st
         kw["_dtype"] = out.dtype
         del operand_dtypes
         expr = OPS[name](args, kw)
+        if name == "_to_copy" and node is not group.root and out.dtype in _HALF:
+            expr = _HALF[out.dtype].format(expr)  # a cast to half inside the chain rounds, as ATen's would
         var = f"v{k}"
         if is_constant(node):
             if node is not group.root:

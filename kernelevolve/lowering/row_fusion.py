@@ -101,7 +101,17 @@ def plan(ctx: Context, graph: torch.fx.Graph) -> dict[str, Fusion]:
         if n_red > ONE_TILE_MAX and n_rows < SMS:
             continue  # few long rows: one program a row would leave most SMs idle
         fused[node.name] = fusion
+        if _recomputable(ctx, x, readers | {r.name for r in fusion.reds}):
+            ctx.prologue.add(x.name)
     return fused
+
+
+def _recomputable(ctx: Context, x: Node, readers: set[str]) -> bool:
+    """Whether the reductions' input is a pointwise chain read only inside this kernel (a softmax backward's
+    ``grad * out``, summed and read again by the chain): the kernel then computes it at its loads and the chain
+    reads the loaded tile, so it is never written to memory and read back."""
+    return (pointwise.is_pointwise(x) and not pointwise.is_constant(x) and x.name not in ctx.inline
+            and x.name not in ctx.prologue and all(u.name in readers for u in x.users))
 
 
 def emit(ctx: Context, root: Node, fusion: Fusion) -> None:
@@ -113,7 +123,7 @@ def emit(ctx: Context, root: Node, fusion: Fusion) -> None:
     kept = [d for d in range(xv.dim()) if d not in red]
     group = pointwise.collect(root, ctx.inline)
     absorbed = {e.name for e, _ in fusion.absorbed}
-    others = [e for e in group.externals if e not in reds and e.name not in absorbed]
+    others = [e for e in group.externals if e not in reds and e.name not in absorbed and e.name not in ctx.prologue]
     kname = ctx.fresh("_rowfuse")
     tag = kname.lstrip("_").upper()
     n_rows = math.prod(ctx.hint(xv.shape[d]) for d in kept)
@@ -147,6 +157,8 @@ def emit(ctx: Context, root: Node, fusion: Fusion) -> None:
     names = {s.name: f"gsc{j}" for j, s in enumerate(group.scalars)}
     names.update({node.name: f"red{i}[:, None]" for i, node in enumerate(reds)})
     names.update({ext.name: f"ga{k}" for k, ext in enumerate(others)})
+    if x.name in ctx.prologue:  # computed at the loads (``_recomputable``): the chain reads the loaded tile
+        names[x.name] = "v"
     prelude = []  # the reduced-shape chains, once per row
     for j, (e, f) in enumerate(fusion.absorbed):
         chain_lines, chain_result = pointwise.body(pointwise.collect(f, ctx.inline), names, "[BLOCK_O, 1]")

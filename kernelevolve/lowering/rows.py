@@ -19,6 +19,7 @@ compile on a GPU ("PassManager::run failed") while the CPU interpreter runs it.
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import torch
 from torch.fx import Node
@@ -128,8 +129,6 @@ def emit_logsumexp(ctx: Context, node: Node) -> None:
     the row is read once where it fits one tile (NVIDIA), else twice (its max, then its shifted exponentials),
     always in fp32. The shift is the row's max, or 0 where that is infinite, as ATen has it: a row of -inf
     gives -inf, a row holding +inf gives +inf, and a NaN anywhere reaches the sum."""
-    from types import SimpleNamespace
-
     args = schema_args(node)
     x = node.args[0]
     rank = val(x).dim()
@@ -176,11 +175,14 @@ def emit_layer_norm(ctx: Context, node: Node) -> None:
     r = val(x).dim()
     red = list(range(r - len(args["normalized_shape"]), r))
     split = _split_rows(ctx, x, red)
-    kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, "layer_norm", 3,
-                                                                     one_tile=split == 1)
-    weight, bias = args.get("weight"), args.get("bias")
     users = {u.args[1] for u in node.users}
     stats = bool(users & {1, 2})
+    normalize = _NORMALIZE if 0 in users else []  # statistics only (group norm's): no normalized write
+    # unwritten, the normalized output is a one-element stand-in (its strides are launch arguments)
+    unused = None if normalize else SimpleNamespace(shape=[1] * r, dtype=val(node)[0].dtype)
+    kname, params, head, step, launch, consts, grid, y, src = _setup(ctx, node, red, "layer_norm", 3,
+                                                                     one_tile=split == 1, y_value=unused)
+    weight, bias = args.get("weight"), args.get("bias")
     mean_var, rstd_var = (ctx.fresh("buf"), ctx.fresh("buf")) if stats else (y, y)
     if stats:
         kind = layer_norm_stats_dtype(val(x).dtype)  # the target's device's, not the traced device's
@@ -193,7 +195,8 @@ def emit_layer_norm(ctx: Context, node: Node) -> None:
     what = f"layer norm over dims {red}{src.what}"
     if split > 1:
         _emit_split_layer_norm(ctx, node, (kname, what, y, src), params, head, step + load, launch, consts,
-                               [*wb, *flags], [mean_var, rstd_var, ctx.sym(args["eps"]), f"STATS={stats}"], split)
+                               [*wb, *flags], [mean_var, rstd_var, ctx.sym(args["eps"]), f"STATS={stats}"], split,
+                               bool(normalize))
         return
     params += ["w_ptr", "b_ptr", "mean_ptr", "rstd_ptr", "eps", "HAS_W: tl.constexpr", "HAS_B: tl.constexpr",
                "STATS: tl.constexpr"]
@@ -202,11 +205,12 @@ def emit_layer_norm(ctx: Context, node: Node) -> None:
             *load, "        acc += v", "    mean = tl.sum(acc, axis=1) / R",
             "    acc = tl.zeros([BLOCK_O, BLOCK_R], tl.float32)", "    for r0 in range(0, R, BLOCK_R):", *step,
             *load, "        d = tl.where(m, v - mean[:, None], 0.0)", "        acc += d * d",
-            "    rstd = 1.0 / tl.sqrt_rn(tl.sum(acc, axis=1) / R + eps)",
-            "    for r0 in range(0, R, BLOCK_R):", *step, *load, *_NORMALIZE]
+            "    rstd = 1.0 / tl.sqrt_rn(tl.sum(acc, axis=1) / R + eps)"]
+    if normalize:
+        body += ["    for r0 in range(0, R, BLOCK_R):", *step, *load, *normalize]
     single = ["        r0 = 0", *step, *load, "        mean = tl.sum(v, axis=1) / R",
               "        d = tl.where(m, v - mean[:, None], 0.0)",
-              "        rstd = 1.0 / tl.sqrt_rn(tl.sum(d * d, axis=1) / R + eps)", *_NORMALIZE]
+              "        rstd = 1.0 / tl.sqrt_rn(tl.sum(d * d, axis=1) / R + eps)", *normalize]
     if ctx.nvidia:
         body = _or_one_tile(single, body)
     body += ["    if STATS:", "        tl.store(mean_ptr + o, _cast_out(mean, mean_ptr), mask=o_mask)",
@@ -247,11 +251,12 @@ def _split_rows(ctx: Context, x: Node, red: list[int]) -> int:
 
 def _emit_split_layer_norm(ctx: Context, node: Node, op: tuple[str, str, str, Source], params: list[str],
                            head: list[str], loop: list[str], launch: list[str], consts: list[str],
-                           affine: list[str], stats: list[str], split: int) -> None:
+                           affine: list[str], stats: list[str], split: int, normalize: bool = True) -> None:
     """Layer norm of few long rows in three kernels: SPLIT programs per row block each store their chunk's
     mean and M2, a combine kernel merges them into each row's mean and rstd (and the mean/rstd outputs), and
     SPLIT programs per row block normalize one chunk each: a 16-row layer norm runs on hundreds of programs
-    instead of two. ``affine`` is [weight, bias, HAS_W=, HAS_B=]; ``stats`` [mean, rstd, eps, STATS=]."""
+    instead of two. ``affine`` is [weight, bias, HAS_W=, HAS_B=]; ``stats`` [mean, rstd, eps, STATS=];
+    ``normalize``: False where only the statistics are read (the third kernel is then not launched)."""
     kname, what, y, src = op
     tag = kname.lstrip("_").upper()
     split_name = ctx.tunable(f"{tag}_SPLIT", split, "programs sharing each row; a power of two")
@@ -279,6 +284,9 @@ def _emit_split_layer_norm(ctx: Context, node: Node, op: tuple[str, str, str, So
     ctx.launch(f"{sname}[{grid}]", slaunch + consts)
     ctx.launch(f"{combine}[(max(1, triton.cdiv({n_rows}, {cbo})),)]",
                [part, st, *stats[:2], n_rows, reduced, chunk, *stats[2:], f"SPLIT={split_name}", f"BLOCK_O={cbo}"])
+    if not normalize:
+        ctx.bind(node, y)
+        return
     body = ["    mean = tl.load(st_ptr + o, mask=o_mask, other=0)",
             "    rstd = tl.load(st_ptr + n_rows + o, mask=o_mask, other=0)",
             "    r_lo = tl.program_id(1).to(tl.int64) * CHUNK",
