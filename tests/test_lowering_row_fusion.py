@@ -108,3 +108,39 @@ def test_nvidia_long_rows_fuse_into_a_looped_row_kernel(ke, tmp_path: Path) -> N
     assert source.count("def _rowfuse") == 2 and "ROWFUSE0_BLOCK_R = 4096" in source
     assert source.count("for r0 in range(0, R, BLOCK_R)") == 5  # 3 for the norm, 2 for the min-max
     passes(ke, spec, source, tmp_path, "cand")
+
+
+BACKWARD_SPEC = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, grad, out, long_grad, long_out):
+        g, h = grad * out, long_grad * long_out
+        return g - out * g.sum(-1, keepdim=True), h - long_out * h.sum(-1, keepdim=True)
+
+
+def get_inputs():
+    return [torch.randn(24, 96), torch.rand(24, 96), torch.randn(256, 40000), torch.rand(256, 40000)]
+
+
+def get_test_inputs():
+    return [[torch.randn(6, 96), torch.rand(6, 96), torch.randn(3, 5000), torch.rand(3, 5000)]]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.slow
+def test_a_reduced_chain_read_again_is_computed_in_the_row_kernel(ke, tmp_path: Path) -> None:
+    """A softmax backward's ``grad * out``, summed over the row and read again by the chain: the row kernel
+    computes it at its loads (one tile, and looped over long rows) instead of a pointwise kernel writing it for
+    the row kernel to read back; the draft is exact on the interpreter."""
+    spec = tmp_path / "backward.py"
+    spec.write_text(BACKWARD_SPEC, encoding="utf-8")
+    source = lower_spec(spec, "h100", symbolic=True)
+    assert source.count("def _rowfuse") == 2 and "def _pointwise" not in source, source
+    passes(ke, spec, source, tmp_path, "cand")
